@@ -1,0 +1,3 @@
+from corpus_miner.cli import entry_point
+
+entry_point()
