@@ -1,0 +1,180 @@
+"""PhraseTable: the answer of a mining run, shared by every algorithm, the report and the cleaner.
+
+Phrases are stored flat (one uint32 token-id array plus offsets) so that millions of phrases cost
+a few arrays, not millions of Python objects. Files: `.jsonl` (also `.jsonl.gz`), `.tsv`, `.parquet`,
+one row per phrase with `phrase` (tokens joined by single spaces), `length`, `df`, `occurrences`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Sequence, TextIO
+
+import numpy as np
+
+from corpus_miner.atomic import atomic_path
+from corpus_miner.errors import FormatError, InputError, ParameterError
+
+COLUMNS = ("phrase", "length", "df", "occurrences")
+
+
+@dataclass(frozen=True)
+class PhraseTable:
+    """Phrases as token-id sequences with their support.
+
+    tokens:      uint32, the token ids of all phrases, concatenated
+    offsets:     int64, len(phrases) + 1; phrase i is tokens[offsets[i]:offsets[i+1]]
+    df:          int64, number of documents containing the phrase at least once
+    occurrences: int64, number of (document, start) positions where the phrase occurs
+                 (overlapping occurrences counted)
+    vocab:       token id -> token string
+    """
+
+    tokens: np.ndarray
+    offsets: np.ndarray
+    df: np.ndarray
+    occurrences: np.ndarray
+    vocab: Sequence[str]
+
+    @classmethod
+    def from_lists(cls, phrases, df, occurrences, vocab) -> "PhraseTable":
+        lengths = np.fromiter((len(p) for p in phrases), dtype=np.int64, count=len(phrases))
+        offsets = np.zeros(len(phrases) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        flat = np.fromiter((t for p in phrases for t in p), dtype=np.uint32, count=int(offsets[-1]))
+        return cls(flat, offsets, np.asarray(df, dtype=np.int64),
+                   np.asarray(occurrences, dtype=np.int64), vocab)
+
+    @classmethod
+    def empty(cls, vocab: Sequence[str] = ()) -> "PhraseTable":
+        return cls.from_lists([], [], [], vocab)
+
+    def __len__(self) -> int:
+        return len(self.df)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def phrase_ids(self, i: int) -> np.ndarray:
+        return self.tokens[self.offsets[i]:self.offsets[i + 1]]
+
+    def text(self, i: int) -> str:
+        return " ".join(self.vocab[t] for t in self.phrase_ids(i))
+
+    def key_set(self) -> set[tuple[tuple[int, ...], int, int]]:
+        """(token ids, df, occurrences) of every phrase: order-free comparison in tests."""
+        return {(tuple(int(t) for t in self.phrase_ids(i)), int(self.df[i]), int(self.occurrences[i]))
+                for i in range(len(self))}
+
+    def take(self, order: np.ndarray) -> "PhraseTable":
+        order = np.asarray(order, dtype=np.int64)
+        lengths = self.lengths[order]
+        offsets = np.zeros(len(order) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        flat = np.empty(int(offsets[-1]), dtype=np.uint32)
+        for new, old in enumerate(order):
+            flat[offsets[new]:offsets[new + 1]] = self.phrase_ids(int(old))
+        return PhraseTable(flat, offsets, self.df[order], self.occurrences[order], self.vocab)
+
+    def sorted(self) -> "PhraseTable":
+        """Canonical output order: Psi = length x df descending, then longer first, then text."""
+        texts = [self.text(i) for i in range(len(self))]
+        lengths = self.lengths
+        psi = lengths * self.df
+        order = sorted(range(len(self)), key=lambda i: (-int(psi[i]), -int(lengths[i]), texts[i]))
+        return self.take(np.asarray(order, dtype=np.int64))
+
+    def rows(self) -> Iterator[dict]:
+        lengths = self.lengths
+        for i in range(len(self)):
+            yield {"phrase": self.text(i), "length": int(lengths[i]), "df": int(self.df[i]),
+                   "occurrences": int(self.occurrences[i])}
+
+
+def _format_of(path: Path) -> str:
+    name = path.name.lower()
+    for suffix, fmt in ((".jsonl", "jsonl"), (".jsonl.gz", "jsonl"), (".json", "jsonl"),
+                        (".tsv", "tsv"), (".parquet", "parquet")):
+        if name.endswith(suffix):
+            return fmt
+    raise ParameterError(f"{path}: unknown phrase file type; use .jsonl, .jsonl.gz, .tsv or .parquet")
+
+
+def write_phrases_jsonl(table: PhraseTable, out: TextIO) -> None:
+    for row in table.rows():
+        out.write(json.dumps(row, ensure_ascii=False))
+        out.write("\n")
+
+
+def write_phrases(table: PhraseTable, path: str | Path) -> None:
+    """Write rows in the table's current order, atomically, in the format given by the extension."""
+    path = Path(path)
+    fmt = _format_of(path)
+    with atomic_path(path) as tmp:
+        if fmt == "parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            rows = list(table.rows())
+            pq.write_table(pa.Table.from_pylist(rows, schema=pa.schema([
+                ("phrase", pa.string()), ("length", pa.int64()), ("df", pa.int64()),
+                ("occurrences", pa.int64())])), tmp)
+        elif fmt == "tsv":
+            with open(tmp, "w", encoding="utf-8", newline="\n") as out:
+                out.write("\t".join(COLUMNS) + "\n")
+                for row in table.rows():
+                    out.write("\t".join(str(row[c]) for c in COLUMNS) + "\n")
+        else:
+            opener = gzip.open if path.name.lower().endswith(".gz") else open
+            with opener(tmp, "wt", encoding="utf-8", newline="\n") as out:
+                write_phrases_jsonl(table, out)
+
+
+def read_phrases(path: str | Path) -> list[dict]:
+    """Read a phrase list written by `write_phrases` (or reviewed by hand): rows with at least
+    `phrase`; `df`, `length`, `occurrences` are kept when present. Raises InputError on bad rows."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: no such phrase file")
+    fmt = _format_of(path)
+    rows: list[dict] = []
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            table = pq.read_table(path)
+        except Exception as exc:  # pyarrow raises several types for corrupt files
+            raise FormatError(f"{path}: not a readable Parquet file ({exc})") from exc
+        if "phrase" not in table.column_names:
+            raise InputError(f"{path}: no 'phrase' column (columns: {', '.join(table.column_names)})")
+        rows = table.to_pylist()
+    elif fmt == "tsv":
+        with open(path, encoding="utf-8") as f:
+            header = f.readline().rstrip("\n").split("\t")
+            if "phrase" not in header:
+                raise InputError(f"{path}:1: header has no 'phrase' column")
+            for lineno, line in enumerate(f, start=2):
+                if not line.strip():
+                    continue
+                values = line.rstrip("\n").split("\t")
+                if len(values) != len(header):
+                    raise InputError(f"{path}:{lineno}: expected {len(header)} tab-separated fields")
+                rows.append(dict(zip(header, values)))
+    else:
+        opener = gzip.open if path.name.lower().endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8") as f:
+            for lineno, line in enumerate(f, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"{path}:{lineno}: malformed JSON ({exc.msg})") from exc
+                if not isinstance(row, dict) or not isinstance(row.get("phrase"), str):
+                    raise InputError(f"{path}:{lineno}: row has no string field 'phrase'")
+                rows.append(row)
+    return rows
