@@ -19,6 +19,7 @@ _COMMAND_MODULES = (
     "corpus_miner.cli.phrases",
     "corpus_miner.cli.report",
     "corpus_miner.cli.dedup",
+    "corpus_miner.cli.generate",
 )
 
 
