@@ -1,0 +1,246 @@
+"""FHK: the exact suffix-array baseline for maximal contiguous frequent phrases.
+
+Pipeline (stages timed in the stats): text with per-document terminators -> suffix array (prefix
+doubling) -> LCP (Kasai) -> one bottom-up pass over the LCP intervals with a stack -> left
+maximality by matching -> PhraseTable.
+
+Why every answer is an LCP interval: a phrase Q that is not the longest common prefix of its
+occurrence interval has a one-token right extension with exactly the same occurrences (hence the
+same df), so it is not maximal. So only interval strings (length = the interval's lcp value) can be
+answers; phrases occurring in one place only have df 1 < sigma.
+
+Distinct-document counting (Hui's trick, as in FHK): walking the suffix array left to right, each
+suffix j whose document already appeared at an earlier suffix prev(j) adds a correction of one to
+the lowest common ancestor interval of prev(j) and j; df(interval) = its size minus the corrections
+in its subtree. The LCA is still open on the stack when j is reached: it is the deepest stack entry
+whose left bound is <= prev(j) (found by binary search, the stack's left bounds never decrease).
+
+Right maximality: an interval string Q is right-maximal frequent (RMF) iff df(Q) >= sigma and no
+child interval has df >= sigma (each one-token right extension Qa is a child interval or a single
+suffix with df 1).
+
+Left maximality. Claim: an RMF Q is left-extendable (some aQ has df >= sigma) iff some aQ is RMF.
+Proof: if aQ is RMF it is frequent, so Q is left-extendable. Conversely let aQ be frequent; if aQb
+were frequent for some b then Qb would be too (df(Qb) >= df(aQb) >= sigma), contradicting Q's
+right maximality; so aQ is RMF. Hence: for every RMF interval aQ (any occurrence p = sa[lb]) the
+suffix at p + 1 starts with Q, so the "witness" (row inverse[p + 1], length |aQ| - 1) lies inside
+Q's interval. Distinct intervals with equal lcp value are disjoint, so the witness pins down Q
+exactly: Q is left-extendable iff a witness has Q's length and a row inside Q's interval.
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+from numba import njit
+
+from corpus_miner.errors import ParameterError
+from corpus_miner.phrases.result import PhraseTable
+from corpus_miner.phrases.suffix_array import (
+    build_text,
+    inverse_suffix_array,
+    lcp_array,
+    suffix_array,
+)
+
+
+@njit(cache=True)
+def right_maximal_frequent_intervals(sa, lcp, full_doc_starts, first_row, sigma, min_length):
+    """Bottom-up LCP-interval traversal. Returns (lb, rb, length, df) of every interval with
+    df >= sigma, length >= min_length and no child interval with df >= sigma.
+
+    full_doc_starts: text position where each document starts, plus the text length at the end.
+    first_row: rows before it are terminator suffixes and are skipped (they only touch the root).
+    """
+    n = len(sa)
+    n_docs = len(full_doc_starts) - 1
+    depth = 2
+    for j in range(first_row, n):
+        if lcp[j] + 2 > depth:
+            depth = lcp[j] + 2
+    st_lcp = np.zeros(depth, dtype=np.int64)
+    st_lb = np.zeros(depth, dtype=np.int64)
+    st_corr = np.zeros(depth, dtype=np.int64)
+    st_frequent_child = np.zeros(depth, dtype=np.bool_)
+    st_lb[0] = first_row
+    top = 0
+    last_row_of_doc = np.full(max(n_docs, 1), -1, dtype=np.int64)
+
+    capacity = 1024
+    out_lb = np.empty(capacity, dtype=np.int64)
+    out_rb = np.empty(capacity, dtype=np.int64)
+    out_len = np.empty(capacity, dtype=np.int64)
+    out_df = np.empty(capacity, dtype=np.int64)
+    found = 0
+
+    for j in range(first_row, n + 1):
+        current = 0 if (j == n or j == first_row) else np.int64(lcp[j])
+        lb = j - 1
+        carry_corr = 0
+        carry_frequent = False
+        while current < st_lcp[top]:
+            node_len = st_lcp[top]
+            node_lb = st_lb[top]
+            node_corr = st_corr[top]
+            node_frequent_child = st_frequent_child[top]
+            top -= 1
+            df = (j - node_lb) - node_corr
+            frequent = df >= sigma
+            if frequent and not node_frequent_child and node_len >= min_length:
+                if found == capacity:
+                    capacity *= 2
+                    out_lb = _grow(out_lb, capacity)
+                    out_rb = _grow(out_rb, capacity)
+                    out_len = _grow(out_len, capacity)
+                    out_df = _grow(out_df, capacity)
+                out_lb[found] = node_lb
+                out_rb[found] = j - 1
+                out_len[found] = node_len
+                out_df[found] = df
+                found += 1
+            lb = node_lb
+            if current <= st_lcp[top]:  # parent is the entry below
+                st_corr[top] += node_corr
+                st_frequent_child[top] = st_frequent_child[top] or frequent
+            else:  # parent is the interval about to be pushed
+                carry_corr = node_corr
+                carry_frequent = frequent
+        if current > st_lcp[top]:
+            top += 1
+            st_lcp[top] = current
+            st_lb[top] = lb
+            st_corr[top] = carry_corr
+            st_frequent_child[top] = carry_frequent
+        if j < n:
+            doc = np.searchsorted(full_doc_starts, sa[j], side="right") - 1
+            prev = last_row_of_doc[doc]
+            last_row_of_doc[doc] = j
+            if prev >= 0:
+                low = 0
+                high = top  # deepest entry with st_lb <= prev; st_lb[0] = first_row <= prev
+                while low < high:
+                    mid = (low + high + 1) // 2
+                    if st_lb[mid] <= prev:
+                        low = mid
+                    else:
+                        high = mid - 1
+                st_corr[low] += 1
+    return out_lb[:found], out_rb[:found], out_len[:found], out_df[:found]
+
+
+@njit(cache=True)
+def _grow(values, capacity):
+    bigger = np.empty(capacity, dtype=values.dtype)
+    bigger[:len(values)] = values
+    return bigger
+
+
+def left_extendable(sa, inverse, lb, rb, length) -> np.ndarray:
+    """Boolean per RMF interval: some one-token left extension is also RMF (see module docstring)."""
+    if len(lb) == 0:
+        return np.zeros(0, dtype=bool)
+    stride = np.int64(len(sa) + 1)
+    key = length * stride + lb
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    witness_row = inverse[sa[lb] + 1].astype(np.int64)
+    witness_key = (length - 1) * stride + witness_row
+    at = np.searchsorted(sorted_key, witness_key, side="right") - 1
+    valid = at >= 0
+    target = order[np.where(valid, at, 0)]
+    hit = valid & (length[target] == length - 1) & (witness_row <= rb[target])
+    extendable = np.zeros(len(lb), dtype=bool)
+    extendable[target[hit]] = True
+    return extendable
+
+
+def _validate(tokens, doc_offsets, sigma, min_length):
+    if int(sigma) != sigma or sigma < 2:
+        raise ParameterError(f"sigma={sigma}: the minimum document frequency must be an integer >= 2")
+    if int(min_length) != min_length or min_length < 2:
+        raise ParameterError(f"min_length={min_length}: the minimum phrase length must be an "
+                             "integer >= 2")
+    if doc_offsets.ndim != 1 or len(doc_offsets) < 1 or doc_offsets[0] != 0 \
+            or doc_offsets[-1] != len(tokens) or np.any(np.diff(doc_offsets) < 0):
+        raise ParameterError("doc_offsets must start at 0, never decrease and end at len(tokens) "
+                             f"({len(tokens)}); pass a TokenCorpus's arrays unchanged")
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process so far (Linux reports ru_maxrss in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def mine_fhk(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_length: int,
+             vocab: Sequence[str], *, progress: Callable[[str], None] | None = None
+             ) -> tuple[PhraseTable, dict]:
+    """Every maximal contiguous frequent phrase, exactly, via suffix array + LCP intervals.
+
+    progress, if given, is called with the name of each stage as it starts.
+    Returns the PhraseTable in canonical order (PhraseTable.sorted) and a stats dict.
+    """
+    tokens = np.ascontiguousarray(tokens)
+    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+    _validate(tokens, doc_offsets, sigma, min_length)
+    n_docs = len(doc_offsets) - 1
+    stats: dict = {"algorithm": "fhk", "tokens": int(len(tokens)), "documents": n_docs,
+                   "sigma": int(sigma), "min_length": int(min_length), "seconds": {}}
+    seconds = stats["seconds"]
+    started = time.perf_counter()
+
+    def stage(name):
+        if progress is not None:
+            progress(name)
+        return time.perf_counter()
+
+    if sigma > n_docs or len(tokens) == 0:
+        stats.update(phrases=0, peak_rss_mb=peak_rss_mb(), seconds_total=0.0,
+                     note=f"sigma={sigma} exceeds the {n_docs} documents: no phrase can be frequent"
+                     if sigma > n_docs else "empty corpus")
+        return PhraseTable.empty(vocab), stats
+
+    t = stage("text")
+    text, alphabet = build_text(tokens, doc_offsets)
+    seconds["text"] = time.perf_counter() - t
+    t = stage("suffix_array")
+    sa = suffix_array(text, alphabet)
+    seconds["suffix_array"] = time.perf_counter() - t
+    t = stage("lcp")
+    inverse = inverse_suffix_array(sa)
+    lcp = lcp_array(text, sa, inverse)
+    del text
+    seconds["lcp"] = time.perf_counter() - t
+    t = stage("traversal")
+    full_doc_starts = doc_offsets + np.arange(n_docs + 1, dtype=np.int64)
+    lb, rb, length, df = right_maximal_frequent_intervals(sa, lcp, full_doc_starts, n_docs,
+                                                          int(sigma), int(min_length))
+    del lcp
+    seconds["traversal"] = time.perf_counter() - t
+    t = stage("left_maximality")
+    keep = ~left_extendable(sa, inverse, lb, rb, length)
+    del inverse
+    seconds["left_maximality"] = time.perf_counter() - t
+    t = stage("output")
+    lb, rb, length, df = lb[keep], rb[keep], length[keep], df[keep]
+    start = sa[lb].astype(np.int64)
+    start -= np.searchsorted(full_doc_starts, start, side="right") - 1  # text -> token position
+    offsets = np.zeros(len(lb) + 1, dtype=np.int64)
+    np.cumsum(length, out=offsets[1:])
+    flat = np.empty(int(offsets[-1]), dtype=np.uint32)
+    _gather_phrases(tokens, start, offsets, flat)
+    table = PhraseTable(flat, offsets, df.astype(np.int64), (rb - lb + 1).astype(np.int64),
+                        vocab).sorted()
+    seconds["output"] = time.perf_counter() - t
+    stats.update(phrases=len(table), right_maximal_candidates=int(len(keep)),
+                 peak_rss_mb=peak_rss_mb(), seconds_total=time.perf_counter() - started)
+    return table, stats
+
+
+@njit(cache=True)
+def _gather_phrases(tokens, start, offsets, flat):
+    for i in range(len(start)):
+        for k in range(offsets[i + 1] - offsets[i]):
+            flat[offsets[i] + k] = tokens[start[i] + k]
