@@ -1,0 +1,240 @@
+"""Corpus generators with known structure, for tests and benchmarks. Deterministic given `seed`.
+
+Each generator returns one list of token strings per document (already tokenized: lowercase
+letters and digits, so the project's tokenizer gives the same tokens back from " ".join(doc)).
+`write_jsonl` stores them as JSONL rows {"id", "text"}, atomically.
+
+- synthetic1: the BloomSpan article's Synthetic 1. Background words are random 8-letter strings,
+  unique across the whole corpus (df = 1 each); each given phrase is inserted whole into `support`
+  distinct random documents. Insertions never share a gap between background words, so the exact
+  answer is known: every given phrase with length >= min_length and support >= sigma, nothing else
+  (for phrases that share no two-token run, like the defaults).
+- synthetic2: dense nested overlaps (the article's worst case for BloomSpan): every document holds
+  many random windows of a few shared "family" sequences, so almost every n-gram of a family is
+  frequent and the maximal phrases nest and overlap heavily.
+- web: web-like pages. Zipfian background vocabulary; sites with templates (header, navigation,
+  footer, disclaimer, cookie banner, newsletter box) of many lengths and supports, some templates
+  shared by every site (CMS boilerplate), and variable parts (years, counts, names) inside them.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from corpus_miner.atomic import atomic_path
+from corpus_miner.errors import ParameterError
+
+ARTICLE_PHRASES = (
+    ("this is the first test sentence", 3),
+    ("another unique phrase for testing", 5),
+    ("a third sentence", 4),
+)
+_WORD_SPACE = 26**8
+_CHUNK = 1 << 20
+
+
+def _letters(codes: np.ndarray, width: int) -> list[str]:
+    """Base-26 codes -> lowercase strings of `width` letters."""
+    out: list[str] = []
+    powers = 26 ** np.arange(width - 1, -1, -1, dtype=np.int64)
+    for start in range(0, len(codes), _CHUNK):
+        chunk = codes[start:start + _CHUNK]
+        letters = ((chunk[:, None] // powers) % 26 + 97).astype(np.uint8)
+        out.extend(letters.view(f"S{width}").ravel().astype(str).tolist())
+    return out
+
+
+def _word_code(word: str) -> int | None:
+    if len(word) != 8 or not all("a" <= c <= "z" for c in word):
+        return None
+    code = 0
+    for c in word:
+        code = code * 26 + ord(c) - 97
+    return code
+
+
+def unique_random_words(count: int, rng: np.random.Generator, exclude: Iterable[str] = ()) -> list[str]:
+    """`count` distinct random 8-letter lowercase words, none of them in `exclude`."""
+    excluded = np.array(sorted({c for c in map(_word_code, exclude) if c is not None}), dtype=np.int64)
+    codes = np.empty(0, dtype=np.int64)
+    while len(codes) < count:
+        need = count - len(codes)
+        fresh = rng.integers(0, _WORD_SPACE, size=need + need // 64 + 16, dtype=np.int64)
+        codes = np.concatenate([codes, fresh])
+        _, first = np.unique(codes, return_index=True)
+        codes = codes[np.sort(first)]  # drop repeats, keep generation order (determinism)
+        if len(excluded):
+            codes = codes[~np.isin(codes, excluded)]
+    return _letters(codes[:count], 8)
+
+
+def _check_positive(**values):
+    for name, value in values.items():
+        if int(value) != value or value < 1:
+            raise ParameterError(f"{name}={value}: must be a positive integer")
+
+
+def synthetic1(n_docs: int, words_per_doc: int = 5000,
+               phrases: Sequence[tuple[str, int]] = ARTICLE_PHRASES, seed: int = 0) -> list[list[str]]:
+    """The article's Synthetic 1: unique random background words, phrases inserted with supports."""
+    _check_positive(n_docs=n_docs, words_per_doc=words_per_doc)
+    rng = np.random.default_rng(seed)
+    phrase_tokens = [(text.lower().split(), int(support)) for text, support in phrases]
+    for tokens, support in phrase_tokens:
+        if not tokens or support < 1 or support > n_docs:
+            raise ParameterError(f"phrase {' '.join(tokens)!r} with support {support}: needs at least "
+                                 f"one token and a support between 1 and n_docs={n_docs}")
+    if len(phrase_tokens) > words_per_doc + 1:
+        raise ParameterError(f"{len(phrase_tokens)} phrases need at least as many gaps per document; "
+                             f"raise words_per_doc={words_per_doc}")
+    vocabulary = {t for tokens, _ in phrase_tokens for t in tokens}
+    background = unique_random_words(n_docs * words_per_doc, rng, exclude=vocabulary)
+    # insertions[doc] = {gap index: phrase tokens}; one phrase per gap keeps insertions apart.
+    insertions: list[dict[int, list[str]]] = [{} for _ in range(n_docs)]
+    for tokens, support in phrase_tokens:
+        for doc in rng.choice(n_docs, size=support, replace=False):
+            taken = insertions[int(doc)]
+            gap = int(rng.integers(0, words_per_doc + 1))
+            while gap in taken:
+                gap = int(rng.integers(0, words_per_doc + 1))
+            taken[gap] = tokens
+    docs = []
+    for d in range(n_docs):
+        words = background[d * words_per_doc:(d + 1) * words_per_doc]
+        for gap in sorted(insertions[d], reverse=True):  # right to left keeps gap indices valid
+            words[gap:gap] = insertions[d][gap]
+        docs.append(words)
+    return docs
+
+
+def synthetic2(n_docs: int, words_per_doc: int = 1000, n_families: int = 3, family_length: int = 40,
+               windows_per_doc: int = 20, family_vocabulary: int = 12, max_window: int | None = None,
+               seed: int = 0) -> list[list[str]]:
+    """Dense nested overlaps: random windows of a few shared family sequences in every document.
+
+    Families draw from a tiny vocabulary, so families also share many short runs; windows have
+    random start and length (2..max_window, default family_length // 2), so nearly every n-gram of
+    a family is frequent while whole families are not: the maximal phrases are many overlapping
+    windows whose lengths depend on sigma. Background words are unique (df = 1), as in Synthetic 1.
+    """
+    _check_positive(n_docs=n_docs, words_per_doc=words_per_doc, n_families=n_families,
+                    family_length=family_length, windows_per_doc=windows_per_doc,
+                    family_vocabulary=family_vocabulary)
+    max_window = max(2, family_length // 2) if max_window is None else max_window
+    if not 2 <= max_window <= family_length:
+        raise ParameterError(f"max_window={max_window}: must be between 2 and family_length="
+                             f"{family_length}")
+    rng = np.random.default_rng(seed)
+    family_words = _letters((np.arange(family_vocabulary, dtype=np.int64) * 7919 + 1) % 26**5, 5)
+    families = rng.integers(0, family_vocabulary, size=(n_families, family_length))
+    background = unique_random_words(n_docs * words_per_doc, rng, exclude=family_words)
+    docs = []
+    for d in range(n_docs):
+        words = background[d * words_per_doc:(d + 1) * words_per_doc]
+        gaps = np.sort(rng.integers(0, words_per_doc + 1, size=windows_per_doc))[::-1]
+        for gap in gaps:
+            family = families[rng.integers(0, n_families)]
+            length = int(rng.integers(2, max_window + 1))
+            start = int(rng.integers(0, family_length - length + 1))
+            words[gap:gap] = [family_words[t] for t in family[start:start + length]]
+        docs.append(words)
+    return docs
+
+
+_NAMES = ("anna", "boris", "chen", "diego", "emma", "farid", "grace", "hiro", "ines", "jonas",
+          "kofi", "lena", "mateo", "nadia", "oscar", "priya")
+
+
+def _zipf_sampler(rng: np.random.Generator, vocabulary: int, exponent: float):
+    weights = 1.0 / np.arange(1, vocabulary + 1, dtype=np.float64) ** exponent
+    cumulative = np.cumsum(weights / weights.sum())
+    return lambda size: np.minimum(np.searchsorted(cumulative, rng.random(size)), vocabulary - 1)
+
+
+def _template(rng, sample, length: int, variable_slots: int) -> list:
+    """Token ids with a few variable slots ("year", "count", "name") at random inner positions."""
+    body: list = [int(t) for t in sample(length)]
+    for _ in range(variable_slots):
+        body.insert(int(rng.integers(1, len(body))), ("year", "count", "name")[int(rng.integers(0, 3))])
+    return body
+
+
+def web(n_docs: int, n_sites: int = 50, vocabulary: int = 50000, mean_body_words: int = 400,
+        zipf_exponent: float = 1.1, seed: int = 0) -> list[list[str]]:
+    """Web-like pages: Zipfian background, per-site templates, shared CMS boilerplate, variables."""
+    _check_positive(n_docs=n_docs, n_sites=n_sites, vocabulary=vocabulary,
+                    mean_body_words=mean_body_words)
+    rng = np.random.default_rng(seed)
+    words = _letters(np.arange(vocabulary, dtype=np.int64) * 104729 % 26**6, 6)
+    sample = _zipf_sampler(rng, vocabulary, zipf_exponent)
+    # Boilerplate every CMS ships (shared by all sites, included with site-specific odds).
+    shared = [_template(rng, sample, int(n), int(v)) for n, v in ((24, 0), (40, 1), (16, 0), (70, 2))]
+    site_weights = 1.0 / np.arange(1, n_sites + 1) ** 0.8
+    site_of_doc = rng.choice(n_sites, size=n_docs, p=site_weights / site_weights.sum())
+    sites = []
+    for _ in range(n_sites):
+        kinds = {  # template -> probability that a page of this site shows it
+            "header": (_template(rng, sample, int(rng.integers(4, 25)), 0), 0.98),
+            "navigation": (_template(rng, sample, int(rng.integers(8, 40)), 0), rng.uniform(0.5, 1.0)),
+            "footer": (_template(rng, sample, int(rng.integers(10, 60)), int(rng.integers(1, 3))), 0.95),
+            "disclaimer": (_template(rng, sample, int(rng.integers(20, 150)), int(rng.integers(0, 3))),
+                           rng.uniform(0.1, 0.9)),
+            "widget": (_template(rng, sample, int(rng.integers(5, 20)), 1), rng.uniform(0.2, 0.7)),
+        }
+        sites.append((kinds, rng.uniform(0.0, 1.0, size=len(shared))))
+    docs = []
+    for d in range(n_docs):
+        kinds, shared_odds = sites[int(site_of_doc[d])]
+        page: list = []
+
+        def show(template):
+            for token in template:
+                if token == "year":
+                    page.append(str(int(rng.integers(2015, 2026))))
+                elif token == "count":
+                    page.append(str(int(rng.integers(1, 500))))
+                elif token == "name":
+                    page.append(_NAMES[int(rng.integers(0, len(_NAMES)))])
+                else:
+                    page.append(words[token])
+
+        for name in ("header", "navigation"):
+            if rng.random() < kinds[name][1]:
+                show(kinds[name][0])
+        body = [words[t] for t in sample(max(1, int(rng.lognormal(np.log(mean_body_words), 0.6))))]
+        if rng.random() < kinds["widget"][1]:
+            cut = int(rng.integers(0, len(body) + 1))
+            page.extend(body[:cut])
+            show(kinds["widget"][0])
+            page.extend(body[cut:])
+        else:
+            page.extend(body)
+        for template, odds in zip(shared, shared_odds):
+            if rng.random() < odds:
+                show(template)
+        for name in ("disclaimer", "footer"):
+            if rng.random() < kinds[name][1]:
+                show(kinds[name][0])
+        docs.append(page)
+    return docs
+
+
+def write_jsonl(docs: Sequence[Sequence[str]], path: str | Path, id_prefix: str = "doc") -> Path:
+    """Write documents as JSONL rows {"id": "<prefix>-<n>", "text": tokens joined by spaces},
+    atomically; `.gz` suffix compresses."""
+    path = Path(path)
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    with atomic_path(path) as tmp:
+        with opener(tmp, "wt", encoding="utf-8", newline="\n") as out:
+            for n, doc in enumerate(docs):
+                out.write(json.dumps({"id": f"{id_prefix}-{n}", "text": " ".join(doc)}) + "\n")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # the temporary file is private (0600); a corpus is not
+    return path
