@@ -1,0 +1,72 @@
+"""Hash primitives shared by every dedup kernel (numba, usable from other kernels).
+
+Two kinds of arithmetic live here, on purpose:
+- `mulmod61` is exact arithmetic modulo the Mersenne prime 2^61 - 1 without 128-bit integers: the
+  universal hash (a*x + b) mod p of MinHash needs it, and no intermediate ever exceeds 2^64, so the
+  same code is also correct when run as plain Python (NUMBA_DISABLE_JIT=1).
+- `splitmix64` is the finaliser of Steele et al.'s SplitMix64: a bijective 64-bit mix used to turn
+  bytes / band rows into well spread 64-bit keys. It relies on wrapping uint64 multiplication.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+MERSENNE_61 = np.uint64((1 << 61) - 1)
+"""The prime p = 2^61 - 1 of the universal hash family (a*x + b) mod p."""
+
+EMPTY_SLOT = np.uint64(0xFFFFFFFFFFFFFFFF)
+"""Signature value of a document without shingles (larger than any hash value mod p)."""
+
+_LOW32 = np.uint64(0xFFFFFFFF)
+_LOW29 = np.uint64((1 << 29) - 1)
+FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+FNV_PRIME = np.uint64(0x100000001B3)
+
+
+@njit(cache=True, inline="always")
+def splitmix64(x):
+    """Bijective 64-bit mix (SplitMix64 finaliser); wraps modulo 2^64 by design."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@njit(cache=True, inline="always")
+def reduce61(x):
+    """x mod (2^61 - 1) for any uint64 x, without overflow."""
+    r = (x & MERSENNE_61) + (x >> np.uint64(61))
+    if r >= MERSENNE_61:
+        r -= MERSENNE_61
+    return r
+
+
+@njit(cache=True, inline="always")
+def mulmod61(a_hi, a_lo, x):
+    """(a * x) mod (2^61 - 1) for a, x < 2^61, with a given as its 32-bit halves.
+
+    a*x = hi*2^64 + mid*2^32 + lo with hi = a_hi*x_hi, mid = a_hi*x_lo + a_lo*x_hi, lo = a_lo*x_lo,
+    all below 2^64. Since 2^61 = 1 (mod p): 2^64 = 8, and mid*2^32 = (mid >> 29)*2^61 + (mid mod
+    2^29)*2^32 = (mid >> 29) + ((mid mod 2^29) << 32). The folded sum stays below 2^63.
+    """
+    x_hi = x >> np.uint64(32)
+    x_lo = x & _LOW32
+    lo = a_lo * x_lo
+    mid = a_hi * x_lo + a_lo * x_hi
+    hi = a_hi * x_hi
+    r = (hi << np.uint64(3)) + (mid >> np.uint64(29)) + ((mid & _LOW29) << np.uint64(32))
+    r += (lo >> np.uint64(61)) + (lo & MERSENNE_61)
+    r = (r & MERSENNE_61) + (r >> np.uint64(61))
+    if r >= MERSENNE_61:
+        r -= MERSENNE_61
+    return r
+
+
+@njit(cache=True, inline="always")
+def universal_hash61(a_hi, a_lo, b, x):
+    """(a*x + b) mod (2^61 - 1) for x already reduced below 2^61 and b < 2^61."""
+    v = mulmod61(a_hi, a_lo, x) + b
+    if v >= MERSENNE_61:
+        v -= MERSENNE_61
+    return v

@@ -1,0 +1,253 @@
+"""A Bloom filter of 64-bit band keys: sized per document, mergeable by OR, saved without pickle.
+
+Sizing. `fp_prob` is the probability that a *unique document* (one sharing no band key with the
+indexed documents) is reported as a duplicate. A document is flagged when any of its `bands` keys
+is a false positive, so the per-key rate is
+
+    key_fp = 1 - (1 - fp_prob) ** (1 / bands)        (~ fp_prob / bands)
+
+and for n = expected_documents * bands keys the optimal filter has
+
+    num_bits   m = ceil(-n * ln(key_fp) / ln(2)^2)
+    num_hashes k = max(1, round(m / n * ln 2))        (~ log2(1 / key_fp))
+
+The predicted false-positive rate of a key once the n keys are in is (1 - exp(-k n / m)) ** k.
+
+Bit positions use Kirsch-Mitzenmacher double hashing of the key: pos_i = (h1 + i * h2) mod m with
+h1, h2 two SplitMix64 mixes of the key. They are computed by numba kernels over whole arrays of keys,
+so a Spark partition can build a local filter with the same bits and the driver ORs them together.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from corpus_miner.dedup._hashing import splitmix64
+from corpus_miner.dedup.storage import read_array, read_metadata, write_index_dir
+from corpus_miner.errors import FormatError, ParameterError
+
+BLOOM_FORMAT = "corpus-miner/bloom-filter"
+BLOOM_VERSION = 1
+MAX_BITS = 1 << 56  # keeps h1 + i * h2 (i < 64) below 2^64 in the position kernel
+_SALT_1 = np.uint64(0x243F6A8885A308D3)
+_SALT_2 = np.uint64(0x13198A2E03707344)
+
+
+def key_fp_prob(doc_fp_prob: float, bands: int) -> float:
+    """Per-key false-positive rate that gives `doc_fp_prob` per document of `bands` keys."""
+    if not 0.0 < doc_fp_prob < 1.0:
+        raise ParameterError(f"fp_prob must be in (0, 1), got {doc_fp_prob}")
+    return -math.expm1(math.log1p(-doc_fp_prob) / bands)
+
+
+def bloom_size(num_keys: int, key_fp: float) -> tuple[int, int]:
+    """(num_bits, num_hashes) of the smallest filter holding num_keys keys at rate key_fp."""
+    if num_keys < 1:
+        raise ParameterError(f"a Bloom filter needs capacity for >= 1 key, got {num_keys}")
+    if not 0.0 < key_fp < 1.0:
+        raise ParameterError(f"per-key false-positive rate must be in (0, 1), got {key_fp}")
+    num_bits = max(8, math.ceil(-num_keys * math.log(key_fp) / math.log(2) ** 2))
+    if num_bits >= MAX_BITS:
+        raise ParameterError(f"a filter of {num_bits} bits is too large; lower expected_items or "
+                             "raise fp_prob")
+    num_hashes = max(1, round(num_bits / num_keys * math.log(2)))
+    return num_bits, num_hashes
+
+
+def predicted_fp(num_bits: int, num_hashes: int, num_keys: int) -> float:
+    """Predicted per-key false-positive rate after inserting num_keys distinct keys."""
+    return (1.0 - math.exp(-num_hashes * num_keys / num_bits)) ** num_hashes
+
+
+@njit(cache=True, inline="always")
+def _start_and_step(key, num_bits):
+    m = np.uint64(num_bits)
+    start = splitmix64(key ^ _SALT_1) % m
+    step = np.uint64(1)
+    if m > np.uint64(1):
+        step = np.uint64(1) + splitmix64(key ^ _SALT_2) % (m - np.uint64(1))
+    return start, step
+
+
+@njit(cache=True)
+def bloom_positions(keys, num_bits, num_hashes):
+    """Bit positions (len(keys), num_hashes) of a flat uint64 key array."""
+    out = np.empty((len(keys), num_hashes), np.uint64)
+    m = np.uint64(num_bits)
+    for i in range(len(keys)):
+        start, step = _start_and_step(keys[i], num_bits)
+        for h in range(num_hashes):
+            out[i, h] = (start + np.uint64(h) * step) % m
+    return out
+
+
+@njit(cache=True)
+def _contains(bits, key, num_bits, num_hashes):
+    start, step = _start_and_step(key, num_bits)
+    m = np.uint64(num_bits)
+    for h in range(num_hashes):
+        pos = (start + np.uint64(h) * step) % m
+        if (bits[pos >> np.uint64(3)] >> np.uint8(pos & np.uint64(7))) & np.uint8(1) == 0:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _insert(bits, key, num_bits, num_hashes):
+    start, step = _start_and_step(key, num_bits)
+    m = np.uint64(num_bits)
+    for h in range(num_hashes):
+        pos = (start + np.uint64(h) * step) % m
+        bits[pos >> np.uint64(3)] |= np.uint8(1) << np.uint8(pos & np.uint64(7))
+
+
+@njit(cache=True)
+def bloom_add_kernel(bits, keys, num_bits, num_hashes):
+    """Set the bits of every key of a flat uint64 array (in place)."""
+    for i in range(len(keys)):
+        _insert(bits, keys[i], num_bits, num_hashes)
+
+
+@njit(cache=True)
+def bloom_contains_kernel(bits, keys, num_bits, num_hashes):
+    """Membership (may be a false positive, never a false negative) of each key."""
+    out = np.empty(len(keys), np.bool_)
+    for i in range(len(keys)):
+        out[i] = _contains(bits, keys[i], num_bits, num_hashes)
+    return out
+
+
+@njit(cache=True)
+def bloom_any_kernel(bits, band_keys, num_bits, num_hashes):
+    """Per document (row of band_keys): is any of its keys in the filter?"""
+    out = np.zeros(band_keys.shape[0], np.bool_)
+    for d in range(band_keys.shape[0]):
+        for b in range(band_keys.shape[1]):
+            if _contains(bits, band_keys[d, b], num_bits, num_hashes):
+                out[d] = True
+                break
+    return out
+
+
+@njit(cache=True)
+def bloom_query_then_insert_kernel(bits, band_keys, num_bits, num_hashes):
+    """In row order: flag a document if any key is already present, then insert all its keys.
+
+    Every document is inserted, duplicates too, so the answer is "shares a key with an earlier
+    document", independent of how the input is cut into batches.
+    """
+    out = np.zeros(band_keys.shape[0], np.bool_)
+    for d in range(band_keys.shape[0]):
+        for b in range(band_keys.shape[1]):
+            if _contains(bits, band_keys[d, b], num_bits, num_hashes):
+                out[d] = True
+                break
+        for b in range(band_keys.shape[1]):
+            _insert(bits, band_keys[d, b], num_bits, num_hashes)
+    return out
+
+
+def _as_keys(keys) -> np.ndarray:
+    return np.ascontiguousarray(keys, dtype=np.uint64)
+
+
+class BloomFilter:
+    """Bit array of `num_bits` bits probed by `num_hashes` positions per 64-bit key."""
+
+    def __init__(self, num_bits: int, num_hashes: int, bits: np.ndarray | None = None):
+        if not 1 <= num_bits < MAX_BITS:
+            raise ParameterError(f"num_bits must be in [1, 2^56), got {num_bits}")
+        if not 1 <= num_hashes <= 64:
+            raise ParameterError(f"num_hashes must be in [1, 64], got {num_hashes}")
+        n_bytes = (num_bits + 7) // 8
+        if bits is None:
+            bits = np.zeros(n_bytes, np.uint8)
+        elif bits.dtype != np.uint8 or bits.shape != (n_bytes,):
+            raise ParameterError(f"bits must be uint8 of length {n_bytes} for {num_bits} bits, got "
+                                 f"{bits.dtype} {bits.shape}")
+        self.num_bits = int(num_bits)
+        self.num_hashes = int(num_hashes)
+        self.bits = bits
+
+    @classmethod
+    def for_documents(cls, expected_documents: int, bands: int, fp_prob: float) -> "BloomFilter":
+        """A filter for `expected_documents` documents of `bands` keys at `fp_prob` per document."""
+        return cls(*bloom_size(expected_documents * bands, key_fp_prob(fp_prob, bands)))
+
+    def add(self, keys) -> None:
+        bloom_add_kernel(self.bits, _as_keys(keys).ravel(), self.num_bits, self.num_hashes)
+
+    def contains(self, keys) -> np.ndarray:
+        keys = _as_keys(keys)
+        flat = bloom_contains_kernel(self.bits, keys.ravel(), self.num_bits, self.num_hashes)
+        return flat.reshape(keys.shape)
+
+    def contains_any(self, band_keys) -> np.ndarray:
+        return bloom_any_kernel(self.bits, _as_keys(band_keys), self.num_bits, self.num_hashes)
+
+    def query_then_insert(self, band_keys) -> np.ndarray:
+        return bloom_query_then_insert_kernel(self.bits, _as_keys(band_keys), self.num_bits,
+                                              self.num_hashes)
+
+    def same_shape(self, other: "BloomFilter") -> bool:
+        return self.num_bits == other.num_bits and self.num_hashes == other.num_hashes
+
+    def merge(self, other: "BloomFilter") -> "BloomFilter":
+        """OR of two filters with identical num_bits and num_hashes (a new filter)."""
+        if not isinstance(other, BloomFilter):
+            raise ParameterError(f"can only merge a BloomFilter, got {type(other).__name__}")
+        if not self.same_shape(other):
+            raise ParameterError(
+                f"cannot merge Bloom filters of different shapes: {self.num_bits} bits x "
+                f"{self.num_hashes} hashes vs {other.num_bits} x {other.num_hashes}; build both "
+                "with the same expected_items, fp_prob and bands")
+        return BloomFilter(self.num_bits, self.num_hashes, self.bits | other.bits)
+
+    __or__ = merge
+
+    def copy(self) -> "BloomFilter":
+        return BloomFilter(self.num_bits, self.num_hashes, self.bits.copy())
+
+    def bits_set(self) -> int:
+        return int(np.unpackbits(self.bits).sum())
+
+    def estimated_fp(self) -> float:
+        """Per-key false-positive rate of the filter as it is now: (fraction of bits set)^k."""
+        return (self.bits_set() / self.num_bits) ** self.num_hashes
+
+    def metadata(self) -> dict:
+        return {"num_bits": self.num_bits, "num_hashes": self.num_hashes,
+                "size_bytes": int(self.bits.nbytes), "bits_set": self.bits_set(),
+                "estimated_key_fp": self.estimated_fp()}
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, BloomFilter) and self.same_shape(other)
+                and bool(np.array_equal(self.bits, other.bits)))
+
+    def __repr__(self) -> str:
+        return f"BloomFilter(num_bits={self.num_bits}, num_hashes={self.num_hashes})"
+
+    def save(self, path) -> None:
+        write_index_dir(path, {"format": BLOOM_FORMAT, "version": BLOOM_VERSION,
+                               "num_bits": self.num_bits, "num_hashes": self.num_hashes},
+                        {"bits.bin": self.bits})
+
+    @classmethod
+    def load(cls, path) -> "BloomFilter":
+        meta = read_metadata(path, BLOOM_FORMAT, (BLOOM_VERSION,))
+        return cls.from_metadata(path, meta)
+
+    @classmethod
+    def from_metadata(cls, path, meta: dict, array_name: str = "bits.bin") -> "BloomFilter":
+        try:
+            num_bits, num_hashes = int(meta["num_bits"]), int(meta["num_hashes"])
+        except (KeyError, TypeError, ValueError):
+            raise FormatError(f"{path}: metadata lacks num_bits/num_hashes; rebuild the index") from None
+        bits = read_array(path, meta, array_name)
+        try:
+            return cls(num_bits, num_hashes, bits)
+        except ParameterError as exc:
+            raise FormatError(f"{path}: {exc}; rebuild the index") from None
