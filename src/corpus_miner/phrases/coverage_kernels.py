@@ -5,8 +5,9 @@ Two ways to get there, both linear in the corpus:
 * mining result (`build_window_table` + `cover_by_windows`): every min_length-window of every
   maximal phrase goes into an open-addressing hash table (64-bit polynomial rolling hash, every hit
   verified token by token against the stored window, so no false positives); one scan of the corpus
-  marks the positions covered by a matching window and attributes each covered token to the
-  best-ranked phrase owning one of the windows that cover it (sliding-window minimum).
+  marks the positions covered by a matching window and attributes each covered token not yet
+  attributed (by a full occurrence) to the best-ranked phrase owning one of the windows that cover
+  it (sliding-window minimum).
 * a phrase list (`build_prefix_table` + `find_occurrences` + `cover_by_occurrences`): phrases of
   any length >= k are indexed by their first k-gram, each hit is verified in full, and a sweep over
   the occurrences marks covered tokens and attributes each one to the best-ranked occurrence.
@@ -133,9 +134,9 @@ def build_window_table(phrase_tokens, phrase_offsets, k, phrase_rank):
 
 @njit(cache=True)
 def cover_by_windows(tokens, doc_offsets, k, slots, slot_hash, window_pos, window_owner,
-                     phrase_tokens, n_owners):
+                     phrase_tokens, n_owners, attributed):
     """Mark every token inside an occurrence of a stored window; attribute it to the smallest
-    owner rank among the windows covering it.
+    owner rank among the windows covering it, unless attributed[p] says it already was.
 
     Returns (covered uint8[n_tokens], tokens_by_owner int64[n_owners]).
     """
@@ -177,7 +178,8 @@ def cover_by_windows(tokens, doc_offsets, k, slots, slot_hash, window_pos, windo
                 size -= 1
             if size > 0:
                 covered[p] = 1
-                tokens_by_owner[dq_owner[head]] += 1
+                if not attributed[p]:
+                    tokens_by_owner[dq_owner[head]] += 1
     return covered, tokens_by_owner
 
 

@@ -1,0 +1,287 @@
+"""Coverage: which tokens of a corpus lie inside repeated phrases, and the figures built from it.
+
+Definition. With a mining result (maximal phrases at threshold sigma, minimum length L), a token is
+*covered* when it lies inside an occurrence of a frequent phrase (df >= sigma) of length >= L;
+equivalently inside an occurrence of a frequent L-gram. Every frequent L-gram is a window of some
+maximal phrase (extend it while it stays frequent) and every L-window of a maximal phrase is
+frequent, so the exact mask follows from the L-windows of the maximal phrases alone. It covers
+every occurrence of the maximal phrases and every other place where their frequent pieces repeat.
+
+With a phrase *list* (for example a reviewed output of `corpus-miner phrases`), a token is covered
+when it lies inside an occurrence of a listed phrase, whatever its length or support here.
+
+Attribution. To rank phrases by tokens actually covered, overlaps counted once, every covered token
+is attributed to exactly one phrase: if the token lies inside full occurrences of phrases, the
+best-ranked of them in canonical order (Psi = length x df descending, then longer, then text
+ascending); otherwise (mining result only: a frequent piece repeated outside a full occurrence) the
+best-ranked phrase having an L-window that occurs over the token. The attributed counts add up to
+`tokens_covered`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from corpus_miner.errors import ParameterError
+from corpus_miner.phrases import coverage_kernels as kernels
+from corpus_miner.phrases.result import PhraseTable
+
+HISTOGRAM_BINS = 20
+
+
+@dataclass(frozen=True)
+class Occurrences:
+    """Full occurrences of phrases, in corpus order: phrase index, document, global token start."""
+
+    phrase: np.ndarray
+    doc: np.ndarray
+    start: np.ndarray
+
+
+def _as_corpus_arrays(corpus) -> tuple[np.ndarray, np.ndarray]:
+    tokens = np.ascontiguousarray(corpus.tokens, dtype=np.uint32)
+    doc_offsets = np.ascontiguousarray(corpus.doc_offsets, dtype=np.int64)
+    return tokens, doc_offsets
+
+
+def find_occurrences(corpus, table: PhraseTable) -> Occurrences:
+    """Every full occurrence of every phrase of `table` in `corpus` (overlaps included)."""
+    empty = np.empty(0, dtype=np.int64)
+    lengths = table.lengths
+    if len(table) == 0:
+        return Occurrences(empty, empty, empty)
+    if lengths.min() < 1:
+        raise ParameterError("phrase table contains an empty phrase; remove it from the list")
+    tokens, doc_offsets = _as_corpus_arrays(corpus)
+    phrase_tokens = np.ascontiguousarray(table.tokens, dtype=np.uint32)
+    phrase_offsets = np.ascontiguousarray(table.offsets, dtype=np.int64)
+    k = int(lengths.min())
+    slots, slot_hash, prefix_pos, phrase_prefix = kernels.build_prefix_table(
+        phrase_tokens, phrase_offsets, k)
+    group_phrases = np.argsort(phrase_prefix, kind="stable").astype(np.int64)
+    group_offsets = np.zeros(len(prefix_pos) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(phrase_prefix, minlength=len(prefix_pos)), out=group_offsets[1:])
+    phrase, doc, start = kernels.find_occurrences(
+        tokens, doc_offsets, k, slots, slot_hash, prefix_pos, group_offsets, group_phrases,
+        phrase_tokens, phrase_offsets)
+    return Occurrences(phrase, doc, start)
+
+
+def phrases_from_texts(texts: Sequence[str], vocab: Sequence[str],
+                       tokenize: Callable[[str], list[str]]) -> tuple[PhraseTable, list[str]]:
+    """Map phrase texts to token ids of the corpus vocabulary with the corpus tokenizer.
+
+    A phrase with a token the corpus never saw cannot occur; it is left out and returned in the
+    second list (with phrases that tokenize to nothing), so callers can report it.
+    """
+    index = {token: i for i, token in enumerate(vocab)}
+    kept: list[list[int]] = []
+    unmatched: list[str] = []
+    seen: set[tuple[int, ...]] = set()
+    for text in texts:
+        ids = [index.get(token, -1) for token in tokenize(text)]
+        if not ids or min(ids) < 0:
+            unmatched.append(text)
+            continue
+        if tuple(ids) not in seen:  # the same phrase twice (e.g. different punctuation) counts once
+            seen.add(tuple(ids))
+            kept.append(ids)
+    zeros = [0] * len(kept)
+    return PhraseTable.from_lists(kept, zeros, zeros, vocab), unmatched
+
+
+def _support_from(occ: Occurrences, table: PhraseTable, n_docs: int) -> PhraseTable:
+    occurrences = np.bincount(occ.phrase, minlength=len(table)).astype(np.int64)
+    n_docs = max(1, n_docs)
+    # distinct (phrase, document) pairs, encoded in one int64 so np.unique can count them
+    pairs = np.unique(occ.phrase * np.int64(n_docs) + occ.doc)
+    df = np.bincount(pairs // n_docs, minlength=len(table)).astype(np.int64)
+    return PhraseTable(table.tokens, table.offsets, df, occurrences, table.vocab)
+
+
+def _canonical_order(table: PhraseTable) -> np.ndarray:
+    """Indices in the order of PhraseTable.sorted(): Psi descending, longer, text ascending."""
+    texts = [table.text(i) for i in range(len(table))]
+    lengths = table.lengths
+    psi = lengths * table.df
+    return np.asarray(sorted(range(len(table)), key=lambda i: (-int(psi[i]), -int(lengths[i]),
+                                                               texts[i])), dtype=np.int64)
+
+
+def with_support(corpus, table: PhraseTable) -> PhraseTable:
+    """The same phrases with df and occurrences counted in `corpus`."""
+    return _support_from(find_occurrences(corpus, table), table, len(corpus.doc_offsets) - 1)
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """The coverage mask of a corpus and its figures.
+
+    covered:        uint8 per corpus token, 1 when covered
+    doc_offsets:    int64, the corpus document offsets
+    doc_covered:    int64 per document, covered tokens
+    phrases:        the phrases in canonical order (index = attribution rank)
+    tokens_by_phrase: int64 per phrase, covered tokens attributed to it (see module docstring)
+    occurrences:    every full occurrence of every phrase, in corpus order
+    min_length:     L of the mining run (windows length), or the shortest listed phrase
+    sigma:          threshold of the mining run, None for a phrase list
+    source:         "mined" (windows of maximal phrases) or "list" (full occurrences)
+    """
+
+    covered: np.ndarray
+    doc_offsets: np.ndarray
+    doc_covered: np.ndarray
+    phrases: PhraseTable
+    tokens_by_phrase: np.ndarray
+    occurrences: Occurrences
+    min_length: int
+    sigma: int | None
+    source: str
+
+    # -- construction ---------------------------------------------------------------------------
+    @classmethod
+    def from_phrases(cls, corpus, phrases: PhraseTable, min_length: int,
+                     sigma: int | None = None) -> "Coverage":
+        """Exact coverage from the maximal phrases of a mining run with this `min_length`."""
+        if min_length < 1:
+            raise ParameterError(f"min_length must be >= 1, got {min_length}")
+        table = phrases.sorted()
+        if len(table) and int(table.lengths.min()) < min_length:
+            raise ParameterError(
+                f"phrase table has phrases shorter than min_length {min_length}; pass the "
+                "min_length used for mining")
+        tokens, doc_offsets = _as_corpus_arrays(corpus)
+        occ = find_occurrences(corpus, table)
+        in_full, by_full = kernels.cover_by_occurrences(
+            len(tokens), occ.start, table.lengths[occ.phrase].astype(np.int64), occ.phrase,
+            len(table))
+        phrase_tokens = np.ascontiguousarray(table.tokens, dtype=np.uint32)
+        phrase_offsets = np.ascontiguousarray(table.offsets, dtype=np.int64)
+        rank = np.arange(len(table), dtype=np.int64)
+        slots, slot_hash, window_pos, window_owner = kernels.build_window_table(
+            phrase_tokens, phrase_offsets, min_length, rank)
+        covered, by_window = kernels.cover_by_windows(
+            tokens, doc_offsets, min_length, slots, slot_hash, window_pos, window_owner,
+            phrase_tokens, len(table), in_full)
+        return cls(covered, doc_offsets, kernels.count_per_document(covered, doc_offsets), table,
+                   by_full + by_window, occ, int(min_length), sigma, "mined")
+
+    @classmethod
+    def from_miner(cls, miner, corpus) -> "Coverage":
+        """Coverage of a fitted BloomSpan (or any estimator with phrases_, sigma, min_length)."""
+        if not hasattr(miner, "phrases_"):
+            from corpus_miner.errors import NotFittedError
+
+            raise NotFittedError("the miner is not fitted; call fit(corpus) first")
+        return cls.from_phrases(corpus, miner.phrases_, miner.min_length, miner.sigma)
+
+    @classmethod
+    def from_phrase_list(cls, corpus, table: PhraseTable) -> "Coverage":
+        """Coverage by full occurrences of listed phrases (token ids of this corpus' vocabulary).
+        df and occurrences are recounted in `corpus`; phrases that never occur stay listed."""
+        occ = find_occurrences(corpus, table)  # in corpus order: sorted by start
+        counted = _support_from(occ, table, len(corpus.doc_offsets) - 1)
+        order = _canonical_order(counted)
+        table = counted.take(order)
+        new_index = np.empty(len(order), dtype=np.int64)
+        new_index[order] = np.arange(len(order), dtype=np.int64)
+        occ = Occurrences(new_index[occ.phrase], occ.doc, occ.start)
+        covered, by_phrase = kernels.cover_by_occurrences(
+            len(corpus.tokens), occ.start, table.lengths[occ.phrase].astype(np.int64), occ.phrase,
+            len(table))
+        doc_offsets = np.ascontiguousarray(corpus.doc_offsets, dtype=np.int64)
+        min_length = int(table.lengths.min()) if len(table) else 1
+        return cls(covered, doc_offsets, kernels.count_per_document(covered, doc_offsets), table,
+                   by_phrase, occ, min_length, None, "list")
+
+    def recompute(self, corpus, keep: np.ndarray) -> "Coverage":
+        """The same kind of coverage from the phrases where `keep` (bool per phrase) is True."""
+        table = self.phrases.take(np.flatnonzero(keep))
+        if self.source == "mined":
+            return Coverage.from_phrases(corpus, table, self.min_length, self.sigma)
+        return Coverage.from_phrase_list(corpus, table)
+
+    # -- figures --------------------------------------------------------------------------------
+    @property
+    def n_docs(self) -> int:
+        return len(self.doc_offsets) - 1
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.doc_offsets[-1])
+
+    @property
+    def tokens_covered(self) -> int:
+        return int(self.doc_covered.sum())
+
+    @property
+    def share(self) -> float:
+        """Covered tokens / all tokens (0 for an empty corpus)."""
+        return self.tokens_covered / self.n_tokens if self.n_tokens else 0.0
+
+    @property
+    def doc_tokens(self) -> np.ndarray:
+        return np.diff(self.doc_offsets)
+
+    @property
+    def doc_share(self) -> np.ndarray:
+        """Covered share of each document (0 for documents without tokens)."""
+        tokens = self.doc_tokens
+        return np.divide(self.doc_covered, tokens, out=np.zeros(len(tokens)), where=tokens > 0)
+
+    def histogram(self, bins: int = HISTOGRAM_BINS) -> tuple[np.ndarray, np.ndarray]:
+        """(counts, edges): documents with tokens per bin of covered share over [0, 1]; the last
+        bin is closed, so fully covered documents land in it."""
+        shares = self.doc_share[self.doc_tokens > 0]
+        counts, edges = np.histogram(shares, bins=bins, range=(0.0, 1.0))
+        return counts.astype(np.int64), edges
+
+    def deciles(self) -> np.ndarray:
+        """Covered share at the 10th, 20th, ..., 90th percentile of documents with tokens."""
+        shares = self.doc_share[self.doc_tokens > 0]
+        if len(shares) == 0:
+            return np.zeros(9)
+        return np.quantile(shares, np.linspace(0.1, 0.9, 9))
+
+    def template_documents(self, threshold: float = 0.9) -> np.ndarray:
+        """Indices of documents (with tokens) whose covered share is >= threshold, most covered
+        first (ties: longer first, then input order)."""
+        shares = self.doc_share
+        chosen = np.flatnonzero((shares >= threshold) & (self.doc_tokens > 0))
+        order = np.lexsort((chosen, -self.doc_tokens[chosen], -shares[chosen]))
+        return chosen[order]
+
+    def hogs(self, top: int = 20, by: str = "psi") -> np.ndarray:
+        """Phrase indices of the biggest hogs: by "psi" (length x df, canonical order) or by
+        "covered" (tokens attributed, overlaps counted once; ties in canonical order)."""
+        live = np.flatnonzero(self.phrases.df > 0)
+        if by == "psi":
+            return live[:top]
+        if by == "covered":
+            order = np.lexsort((live, -self.tokens_by_phrase[live]))
+            return live[order][:top]
+        raise ParameterError(f"hogs(by=...) must be 'psi' or 'covered', got {by!r}")
+
+    def runs(self, doc: int) -> np.ndarray:
+        """Maximal covered token runs of a document, as [first, end) token indices in it."""
+        return kernels.covered_runs(self.covered, self.doc_offsets[doc], self.doc_offsets[doc + 1])
+
+    def summary(self) -> dict:
+        """The headline figures as plain JSON-ready values."""
+        counts, edges = self.histogram()
+        return {
+            "documents": self.n_docs,
+            "tokens": self.n_tokens,
+            "tokens_covered": self.tokens_covered,
+            "coverage": self.share,
+            "phrases": len(self.phrases),
+            "sigma": self.sigma,
+            "min_length": self.min_length,
+            "source": self.source,
+            "document_share_deciles": [float(x) for x in self.deciles()],
+            "document_share_histogram": {"edges": [float(x) for x in edges],
+                                         "documents": [int(x) for x in counts]},
+        }
