@@ -1,0 +1,237 @@
+"""BloomSpan (article 000, Part 4): the seven steps, each a numba kernel, glued here.
+
+1. exact document frequency of every word;
+2. one linear pass of a saturating uint8 counting filter over the bigrams of frequent words;
+3. a second pass marking the bigrams that pass both filters (a bit per corpus position);
+4. their occurrences packed as (bigram, position) into one uint64 each, sorted, exact df counted,
+   false positives dropped -> seeds;
+5. seeds ordered by Psi = length x df (descending), then lexicographically;
+6. depth-first right growth on the token array with left-neighbour pruning;
+7. exact maximality, plus a (provably sound) coverage mask that skips seeds and branches.
+The proofs that the shortcuts never change the answer are in growth_kernels.py.
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+
+from corpus_miner.errors import InputError
+from corpus_miner.phrases import growth_kernels as gk
+from corpus_miner.phrases import kernels as k
+from corpus_miner.phrases.params import MAX_FILTER_BYTES, MIN_FILTER_BYTES, PhraseParams
+from corpus_miner.phrases.result import PhraseTable
+
+SEEDS_PER_CALL = 1 << 14  # growth runs in chunks so that progress can be reported between them
+FILTER_BYTES_PER_CANDIDATE = 1.0
+
+
+def default_filter_bytes(candidate_bigrams: int) -> int:
+    """Counting filter size when none is given: one byte per bigram occurrence that survived the
+    word-df filter, capped at the article's 512 MiB.
+
+    Why this and not the article's min(8 bytes x tokens, 512 MiB): only word-filtered bigrams
+    enter the filter, and at one byte per inserted occurrence the mean load is <= 1 per cell, which
+    at sigma >= 2 lets few rare bigrams through (measured in benchmarks/bench_bloomspan_filter.py);
+    a bigger filter costs memory and cache misses for no gain. The answer is exact for any size."""
+    size = int(candidate_bigrams * FILTER_BYTES_PER_CANDIDATE)
+    return max(MIN_FILTER_BYTES, min(size, 512 << 20, MAX_FILTER_BYTES))
+
+
+class PeakRss:
+    """Peak resident memory of one step. On Linux the kernel's high-water mark (VmHWM) is reset
+    at the start (writing 5 to /proc/self/clear_refs), so the peak is that of this step, not of
+    whatever the process did before; elsewhere it falls back to the process-lifetime peak."""
+
+    def __init__(self) -> None:
+        self.before = self._status_kib("VmRSS")
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+            self.scope = "step"
+        except OSError:
+            self.scope = "process"
+
+    @staticmethod
+    def _status_kib(field: str) -> int | None:
+        try:
+            with open("/proc/self/status") as f:
+                for line in f:
+                    if line.startswith(field + ":"):
+                        return int(line.split()[1])
+        except OSError:
+            pass
+        return None
+
+    def report(self) -> dict:
+        peak = self._status_kib("VmHWM") if self.scope == "step" else None
+        if peak is None:
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+        out = {"peak_rss_mb": peak / 1024.0, "peak_rss_scope": self.scope}
+        if self.before is not None:
+            out["rss_before_mb"] = self.before / 1024.0
+            out["peak_rss_increase_mb"] = max(peak - self.before, 0) / 1024.0
+        return out
+
+
+def _bits(n: int) -> int:
+    return max(1, int(n - 1).bit_length()) if n > 1 else 1
+
+
+def _validate_corpus(tokens, doc_offsets, vocab) -> tuple[np.ndarray, np.ndarray]:
+    tokens = np.ascontiguousarray(tokens)
+    if tokens.ndim != 1 or (tokens.dtype != np.uint32 and not np.issubdtype(tokens.dtype, np.integer)):
+        raise InputError(f"tokens must be a 1-D integer array (got {tokens.dtype}, ndim "
+                         f"{tokens.ndim}); pass TokenCorpus.tokens")
+    if tokens.dtype != np.uint32:
+        if len(tokens) and (tokens.min() < 0 or tokens.max() >= 0xFFFFFFFF):
+            raise InputError("token ids must lie in [0, 2^32 - 1); pass TokenCorpus.tokens")
+        tokens = tokens.astype(np.uint32)
+    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+    if doc_offsets.ndim != 1 or len(doc_offsets) < 1 or doc_offsets[0] != 0 \
+            or doc_offsets[-1] != len(tokens) or np.any(np.diff(doc_offsets) < 0):
+        raise InputError("doc_offsets must start at 0, never decrease and end at len(tokens) "
+                         f"({len(tokens)}); pass a TokenCorpus's arrays unchanged")
+    if len(tokens) and int(tokens.max()) >= max(len(vocab), 1) and len(vocab):
+        raise InputError(f"token id {int(tokens.max())} is outside the vocabulary of {len(vocab)} "
+                         "words; tokens and vocab must come from the same TokenCorpus")
+    if len(tokens) and int(tokens.max()) == 0xFFFFFFFF:
+        raise InputError("token id 2^32 - 1 is reserved as the document-boundary marker")
+    return tokens, doc_offsets
+
+
+def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_length: int,
+                   vocab: Sequence[str], *, filter_bytes: int | None = None,
+                   num_hashes: int = 1, progress: Callable[[str], None] | None = None,
+                   wide_keys: bool = False) -> tuple[PhraseTable, dict]:
+    """Every maximal contiguous frequent phrase (exact), the BloomSpan way.
+
+    tokens: uint32 token ids of all documents concatenated; doc_offsets: int64, n_docs + 1.
+    progress, if given, is called with the name of each stage as it starts (and "growth i/n"
+    between chunks of seeds). wide_keys forces the unpacked (bigram, position) sort used when
+    the packed 64-bit key does not fit (for tests). Returns the PhraseTable in canonical order
+    (PhraseTable.sorted) and a stats dict (counts, shares, seconds per stage, peak RSS).
+    """
+    params = PhraseParams(sigma=sigma, min_length=min_length, filter_bytes=filter_bytes,
+                          num_hashes=num_hashes)
+    sigma, min_length = params.sigma, params.min_length
+    tokens, doc_offsets = _validate_corpus(tokens, doc_offsets, vocab)
+    n_tokens, n_docs = len(tokens), len(doc_offsets) - 1
+    rss = PeakRss()
+    stats: dict = {"algorithm": "bloomspan", "tokens": n_tokens, "documents": n_docs,
+                   "sigma": sigma, "min_length": min_length, "num_hashes": params.num_hashes,
+                   "seconds": {}}
+    seconds = stats["seconds"]
+    started = time.perf_counter()
+    clock = [started, None]
+
+    def stage(name: str) -> None:
+        now = time.perf_counter()
+        if clock[1] is not None:
+            seconds[clock[1]] = seconds.get(clock[1], 0.0) + now - clock[0]
+        clock[0], clock[1] = now, name
+        if progress is not None and name != "done":
+            progress(name)
+
+    def finish(table: PhraseTable) -> tuple[PhraseTable, dict]:
+        stage("done")
+        stats["phrases"] = len(table)
+        stats["seconds_total"] = time.perf_counter() - started
+        stats.update(rss.report())
+        return table, stats
+
+    if sigma > n_docs or n_tokens == 0:
+        stats["note"] = (f"sigma={sigma} exceeds the {n_docs} documents: no phrase can be frequent"
+                         if sigma > n_docs else "empty corpus")
+        return finish(PhraseTable.empty(vocab))
+
+    stage("word_df")
+    vocab_size = max(len(vocab), int(tokens.max()) + 1)
+    word_ok = k.word_document_frequency(tokens, doc_offsets, vocab_size) >= sigma
+    total_bigrams, word_candidates = k.count_bigrams(tokens, doc_offsets, word_ok)
+    stats["frequent_words"] = int(word_ok.sum())
+    stats["bigrams"] = int(total_bigrams)
+    stats["candidates_after_word_filter"] = int(word_candidates)
+    stats["share_after_word_filter"] = word_candidates / max(total_bigrams, 1)
+
+    stage("counting_filter")
+    n_cells = filter_bytes if filter_bytes is not None else default_filter_bytes(word_candidates)
+    stats["filter_bytes"] = int(n_cells)
+    counters = np.zeros(n_cells, dtype=np.uint8)
+    k.fill_counting_filter(tokens, doc_offsets, word_ok, counters, params.num_hashes)
+
+    stage("candidates")
+    survivors = k.bitmask_new(n_tokens)
+    n_survivors = k.mark_filter_survivors(tokens, doc_offsets, word_ok, counters,
+                                          params.num_hashes, min(sigma, 255), survivors)
+    del counters
+    stats["candidates_after_counting_filter"] = int(n_survivors)
+    stats["share_after_counting_filter"] = n_survivors / max(total_bigrams, 1)
+
+    stage("exact_seeds")
+    word_rank = np.cumsum(word_ok, dtype=np.int64) - 1
+    rank_bits, pos_bits = _bits(int(word_ok.sum())), _bits(n_tokens)
+    packed_mode = 2 * rank_bits + pos_bits <= 64 and not wide_keys
+    stats["packed_keys"] = bool(packed_mode)
+    if packed_mode:
+        occurrences = k.pack_survivors(tokens, survivors, n_survivors, word_rank, rank_bits,
+                                       pos_bits)
+        occurrences.sort()  # numpy's SIMD sort: bigram then position, one uint64 each
+        seed_lo, seed_hi, seed_df = k.exact_seeds(occurrences, np.empty(0, np.int64), pos_bits,
+                                                  doc_offsets, sigma, survivors)
+        k.unpack_positions_inplace(occurrences, pos_bits)
+    else:
+        occurrences = k.survivor_positions(survivors, n_survivors, n_tokens)
+        bigram = (tokens[occurrences].astype(np.uint64) << np.uint64(32)) \
+            | tokens[occurrences + 1].astype(np.uint64)
+        order = np.argsort(bigram, kind="stable")  # positions stay ascending inside a bigram
+        bigram, occurrences = bigram[order], occurrences[order]
+        del order
+        seed_lo, seed_hi, seed_df = k.exact_seeds(bigram, occurrences, 0, doc_offsets, sigma,
+                                                  survivors)
+        del bigram
+    frequent_bigram = survivors  # now exactly the starts of frequent bigrams
+    stats["seeds"] = int(len(seed_lo))
+    stats["seed_occurrences"] = int((seed_hi - seed_lo).sum())
+
+    stage("psi_order")
+    first = np.asarray(occurrences[seed_lo], dtype=np.int64)
+    # all seeds have length 2, so Psi = 2 x df; ties by token ids (deterministic)
+    order = np.lexsort((tokens[first + 1], tokens[first], -seed_df)).astype(np.int64)
+
+    stage("growth")
+    dead = k.bitmask_new(n_tokens)
+    covered = k.bitmask_new(n_tokens)
+    found: list[tuple[np.ndarray, ...]] = []
+    counters_total = np.zeros(gk.N_COUNTERS, dtype=np.int64)
+    for chunk_start in range(0, len(order), SEEDS_PER_CALL):
+        if progress is not None and chunk_start:
+            progress(f"growth {chunk_start}/{len(order)}")
+        chunk = order[chunk_start:chunk_start + SEEDS_PER_CALL]
+        *result, chunk_counters = gk.grow_seeds(
+            tokens, doc_offsets, occurrences, seed_lo, seed_hi, chunk, sigma, min_length,
+            frequent_bigram, dead, covered)
+        found.append(tuple(result))
+        counters_total += chunk_counters
+    del occurrences, dead
+    stats["seeds_left_pruned"] = int(counters_total[gk.SEEDS_LEFT_PRUNED])
+    stats["seeds_skipped_by_mask"] = int(counters_total[gk.SEEDS_MASK_SKIPPED])
+    stats["nodes_visited"] = int(counters_total[gk.NODES_VISITED])
+    stats["nodes_left_pruned"] = int(counters_total[gk.NODES_LEFT_PRUNED])
+    stats["nodes_pruned_by_mask"] = int(counters_total[gk.NODES_MASK_PRUNED])
+    stats["left_maximality_checks"] = int(counters_total[gk.LEFT_CHECKS])
+    stats["covered_tokens"] = int(k.bitmask_count(covered, n_tokens))
+
+    stage("output")
+    start, length, df, occ = (np.concatenate([f[i] for f in found]) if found
+                              else np.empty(0, np.int64) for i in range(4))
+    offsets = np.zeros(len(start) + 1, dtype=np.int64)
+    np.cumsum(length, out=offsets[1:])
+    within = np.arange(offsets[-1], dtype=np.int64) - np.repeat(offsets[:-1], length)
+    flat = tokens[np.repeat(start, length) + within]
+    table = PhraseTable(flat, offsets, df, occ, vocab).sorted()
+    return finish(table)
+

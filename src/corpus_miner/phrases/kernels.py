@@ -1,0 +1,261 @@
+"""Numba kernels of BloomSpan (steps 1-4 of the article): arrays in, arrays out, no Python objects.
+
+Corpus layout everywhere: `tokens` uint32 (all documents concatenated), `doc_offsets` int64
+(n_docs + 1; document d is tokens[doc_offsets[d]:doc_offsets[d + 1]], empty documents allowed).
+A bigram is two adjacent tokens of one document; it never spans a document boundary.
+
+Bit masks are uint8 arrays holding one bit per corpus position (`bitmask_new`, `bit_get`,
+`bit_set`): at 1/8 byte per token they keep the per-position state of the miner far below the
+8 bytes per token memory budget.
+
+The growth phase (steps 5-7) lives in `growth_kernels.py`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
+_LOW32 = np.uint64(0xFFFFFFFF)
+
+
+# ---------------------------------------------------------------- bit masks
+
+def bitmask_new(n_bits: int) -> np.ndarray:
+    return np.zeros((n_bits >> 3) + 1, dtype=np.uint8)
+
+
+@njit(cache=True, inline="always")
+def bit_get(mask, i):
+    return (mask[i >> 3] >> (i & 7)) & 1
+
+
+@njit(cache=True, inline="always")
+def bit_set(mask, i):
+    mask[i >> 3] |= np.uint8(1 << (i & 7))
+
+
+@njit(cache=True, inline="always")
+def bit_clear(mask, i):
+    mask[i >> 3] &= np.uint8(~(1 << (i & 7)) & 0xFF)
+
+
+@njit(cache=True)
+def bitmask_count(mask, n_bits):
+    total = 0
+    for i in range(n_bits):
+        total += bit_get(mask, i)
+    return total
+
+
+# ---------------------------------------------------------------- step 1: exact word df
+
+@njit(cache=True)
+def word_document_frequency(tokens, doc_offsets, vocab_size):
+    """df[t] = number of documents containing token t (one pass, last-seen-document trick)."""
+    df = np.zeros(vocab_size, dtype=np.int64)
+    last_doc = np.full(vocab_size, -1, dtype=np.int32)
+    for d in range(len(doc_offsets) - 1):
+        for i in range(doc_offsets[d], doc_offsets[d + 1]):
+            t = tokens[i]
+            if last_doc[t] != d:
+                last_doc[t] = d
+                df[t] += 1
+    return df
+
+
+@njit(cache=True)
+def count_bigrams(tokens, doc_offsets, word_ok):
+    """(all bigrams, bigrams whose two words both pass the word-df filter)."""
+    total = 0
+    passing = 0
+    for d in range(len(doc_offsets) - 1):
+        start = doc_offsets[d]
+        end = doc_offsets[d + 1]
+        if end - start < 2:
+            continue
+        total += end - start - 1
+        for i in range(start, end - 1):
+            if word_ok[tokens[i]] and word_ok[tokens[i + 1]]:
+                passing += 1
+    return total, passing
+
+
+# ---------------------------------------------------------------- step 2: counting filter
+
+@njit(cache=True, inline="always")
+def bigram_hash(a, b):
+    """FNV-1a over the two 32-bit token ids (as in the article), then the murmur3 64-bit
+    finalizer: FNV alone leaves the high bits poorly mixed and `cell_index` uses them."""
+    h = _FNV_OFFSET
+    h = (h ^ np.uint64(a)) * _FNV_PRIME
+    h = (h ^ np.uint64(b)) * _FNV_PRIME
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xFF51AFD7ED558CCD)
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xC4CEB9FE1A85EC53)
+    h ^= h >> np.uint64(33)
+    return h
+
+
+@njit(cache=True, inline="always")
+def cell_index(h, j, n_cells):
+    """Cell of hash function j (double hashing h1 + j*h2), mapped onto [0, n_cells) by a
+    multiply-shift instead of a modulo (n_cells need not be a power of two)."""
+    h1 = h >> np.uint64(32)
+    h2 = (h & _LOW32) | np.uint64(1)
+    g = (h1 + np.uint64(j) * h2) & _LOW32
+    return np.int64((g * np.uint64(n_cells)) >> np.uint64(32))
+
+
+@njit(cache=True)
+def fill_counting_filter(tokens, doc_offsets, word_ok, counters, num_hashes):
+    """Add every word-filtered bigram to the saturating uint8 counting filter (one linear pass).
+    Bigrams failing the word filter cannot be frequent, so they stay out and cause no collisions."""
+    n_cells = len(counters)
+    for d in range(len(doc_offsets) - 1):
+        for i in range(doc_offsets[d], doc_offsets[d + 1] - 1):
+            a = tokens[i]
+            b = tokens[i + 1]
+            if word_ok[a] and word_ok[b]:
+                h = bigram_hash(a, b)
+                for j in range(num_hashes):
+                    c = cell_index(h, j, n_cells)
+                    if counters[c] < 255:
+                        counters[c] += 1
+
+
+@njit(cache=True)
+def mark_filter_survivors(tokens, doc_offsets, word_ok, counters, num_hashes, threshold, survivors):
+    """Step 3: set bit i of `survivors` when the bigram starting at i passes both filters (both
+    words frequent, every counter >= threshold); return how many did. The counters only err
+    upward (collisions add, saturation is compared against min(sigma, 255)), so every bigram
+    with df >= sigma survives."""
+    n_cells = len(counters)
+    kept = 0
+    for d in range(len(doc_offsets) - 1):
+        for i in range(doc_offsets[d], doc_offsets[d + 1] - 1):
+            a = tokens[i]
+            b = tokens[i + 1]
+            if word_ok[a] and word_ok[b]:
+                h = bigram_hash(a, b)
+                ok = True
+                for j in range(num_hashes):
+                    if counters[cell_index(h, j, n_cells)] < threshold:
+                        ok = False
+                        break
+                if ok:
+                    bit_set(survivors, i)
+                    kept += 1
+    return kept
+
+
+# ---------------------------------------------------------------- step 4: packed occurrences
+
+@njit(cache=True)
+def pack_survivors(tokens, survivors, n_survivors, word_rank, rank_bits, pos_bits):
+    """One uint64 per surviving occurrence: (rank(a), rank(b), position) packed so that a plain
+    integer sort groups equal bigrams and keeps their positions ascending. Ranks are dense ids of
+    the frequent words, which is what makes the three fields fit into 64 bits."""
+    out = np.empty(n_survivors, dtype=np.uint64)
+    k = 0
+    n = len(tokens)
+    shift_a = np.uint64(rank_bits + pos_bits)
+    shift_b = np.uint64(pos_bits)
+    for byte in range(len(survivors)):
+        if survivors[byte] == 0:  # most bytes are empty: skip eight positions at once
+            continue
+        for i in range(byte << 3, min((byte << 3) + 8, n)):
+            if bit_get(survivors, i):
+                out[k] = ((np.uint64(word_rank[tokens[i]]) << shift_a)
+                          | (np.uint64(word_rank[tokens[i + 1]]) << shift_b) | np.uint64(i))
+                k += 1
+    return out
+
+
+@njit(cache=True)
+def survivor_positions(survivors, n_survivors, n_tokens):
+    """Ascending positions of the surviving bigrams (fallback path when packing does not fit)."""
+    out = np.empty(n_survivors, dtype=np.int64)
+    k = 0
+    for byte in range(len(survivors)):
+        if survivors[byte] == 0:
+            continue
+        for i in range(byte << 3, min((byte << 3) + 8, n_tokens)):
+            if bit_get(survivors, i):
+                out[k] = i
+                k += 1
+    return out
+
+
+@njit(cache=True, inline="always")
+def doc_of(doc_offsets, pos, hint):
+    """Index of the document holding `pos`; `hint` (the previous answer) makes runs of ascending
+    positions in one document O(1) instead of a binary search each."""
+    if hint >= 0 and doc_offsets[hint] <= pos and pos < doc_offsets[hint + 1]:
+        return hint
+    return np.searchsorted(doc_offsets, pos, side="right") - 1
+
+
+@njit(cache=True)
+def exact_seeds(keys, positions, pos_bits, doc_offsets, sigma, survivors):
+    """Runs of equal bigrams in the sorted occurrence list: keep those covering >= sigma documents
+    (exact df), clear the survivor bit of every occurrence of a false positive so that afterwards
+    `survivors` marks exactly the starts of frequent bigrams. Returns (lo, hi, df) per seed.
+
+    Packed mode (pos_bits > 0): keys[i] = bigram << pos_bits | position, `positions` unused.
+    Wide mode (pos_bits == 0): keys[i] = bigram, positions[i] = its position."""
+    n = len(keys)
+    pos_mask = (np.uint64(1) << np.uint64(pos_bits)) - np.uint64(1)
+    shift = np.uint64(pos_bits)
+    seed_lo = np.empty(16, dtype=np.int64)
+    seed_hi = np.empty(16, dtype=np.int64)
+    seed_df = np.empty(16, dtype=np.int64)
+    n_seeds = 0
+    lo = 0
+    while lo < n:
+        bigram = keys[lo] >> shift
+        hi = lo + 1
+        while hi < n and (keys[hi] >> shift) == bigram:
+            hi += 1
+        df = 0
+        doc = -1
+        for i in range(lo, hi):
+            pos = np.int64(keys[i] & pos_mask) if pos_bits > 0 else positions[i]
+            d = doc_of(doc_offsets, pos, doc)
+            if d != doc:
+                df += 1
+                doc = d
+        if df >= sigma:
+            if n_seeds == len(seed_lo):
+                seed_lo = _grow(seed_lo)
+                seed_hi = _grow(seed_hi)
+                seed_df = _grow(seed_df)
+            seed_lo[n_seeds] = lo
+            seed_hi[n_seeds] = hi
+            seed_df[n_seeds] = df
+            n_seeds += 1
+        else:
+            for i in range(lo, hi):
+                pos = np.int64(keys[i] & pos_mask) if pos_bits > 0 else positions[i]
+                bit_clear(survivors, pos)
+        lo = hi
+    return seed_lo[:n_seeds].copy(), seed_hi[:n_seeds].copy(), seed_df[:n_seeds].copy()
+
+
+@njit(cache=True)
+def unpack_positions_inplace(packed, pos_bits):
+    """Drop the bigram bits: afterwards packed[i] is the position (the array is reused as the
+    occurrence list of the growth phase, so no second C-sized array is allocated)."""
+    mask = (np.uint64(1) << np.uint64(pos_bits)) - np.uint64(1)
+    for i in range(len(packed)):
+        packed[i] &= mask
+
+
+@njit(cache=True)
+def _grow(values):
+    bigger = np.empty(2 * len(values), dtype=values.dtype)
+    bigger[:len(values)] = values
+    return bigger

@@ -1,0 +1,64 @@
+"""Parameters of phrase mining, in one frozen dataclass validated at construction."""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+from corpus_miner.errors import ParameterError
+
+ALGORITHMS = ("bloomspan", "fhk")
+MIN_FILTER_BYTES = 64
+MAX_FILTER_BYTES = 1 << 32  # counters are addressed by a 32-bit multiply-shift
+MAX_HASHES = 8
+DEFAULT_NUM_HASHES = 1  # the article's single FNV-1a row; see default_filter_bytes for sizing
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class PhraseParams:
+    """sigma: minimum number of documents a phrase must occur in (>= 2).
+    min_length: minimum phrase length in tokens (>= 2).
+    algorithm: "bloomspan" (filtered seeds + growth) or "fhk" (exact suffix-array baseline).
+    filter_bytes: size of the bigram counting filter (bloomspan only); None = sized from the
+        corpus (see bloomspan.default_filter_bytes). Any size gives the exact answer: a smaller
+        filter only lets more false-positive bigrams through to the exact counting step.
+    num_hashes: counters per bigram in the filter (1 = the article's single row)."""
+
+    sigma: int = 20
+    min_length: int = 10
+    algorithm: str = "bloomspan"
+    filter_bytes: int | None = None
+    num_hashes: int = DEFAULT_NUM_HASHES
+
+    def __post_init__(self) -> None:
+        if not _is_int(self.sigma) or self.sigma < 2:
+            raise ParameterError(f"sigma={self.sigma!r}: the minimum number of documents must be an "
+                                 "integer >= 2 (a phrase in one document is not a repeat across "
+                                 "documents)")
+        if not _is_int(self.min_length) or self.min_length < 2:
+            raise ParameterError(f"min_length={self.min_length!r}: the minimum phrase length must "
+                                 "be an integer >= 2 tokens")
+        if self.algorithm not in ALGORITHMS:
+            raise ParameterError(f"algorithm={self.algorithm!r}: choose one of "
+                                 f"{', '.join(ALGORITHMS)}")
+        if self.filter_bytes is not None and (
+                not _is_int(self.filter_bytes)
+                or not MIN_FILTER_BYTES <= self.filter_bytes <= MAX_FILTER_BYTES):
+            raise ParameterError(f"filter_bytes={self.filter_bytes!r}: the counting filter size "
+                                 f"must be an integer between {MIN_FILTER_BYTES} and "
+                                 f"{MAX_FILTER_BYTES} (4 GiB), or None to size it from the corpus")
+        if not _is_int(self.num_hashes) or not 1 <= self.num_hashes <= MAX_HASHES:
+            raise ParameterError(f"num_hashes={self.num_hashes!r}: use an integer from 1 to "
+                                 f"{MAX_HASHES}")
+        if self.algorithm == "fhk" and self.filter_bytes is not None:
+            raise ParameterError("filter_bytes only applies to algorithm='bloomspan'; drop it "
+                                 "for 'fhk'")
+        # normalise numpy integers so that stats and JSON see plain ints
+        for name in ("sigma", "min_length", "num_hashes"):
+            object.__setattr__(self, name, int(getattr(self, name)))
+        if self.filter_bytes is not None:
+            object.__setattr__(self, "filter_bytes", int(self.filter_bytes))
