@@ -64,7 +64,7 @@ def test_terminators_keep_suffixes_of_identical_documents_apart():
     assert sa[:2].tolist() == [2, 5]  # terminators sort first, in document order
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=3000, deadline=None)
 @given(small_corpora())
 def test_fhk_equals_oracle_on_small_corpora(case):
     docs, sigma, min_length = case
