@@ -1,0 +1,199 @@
+import json
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from corpus_miner.dedup import LSHBloom, LSHBloomParams
+from corpus_miner.errors import FormatError, InputError, NotFittedError, ParameterError
+
+from . import reference as ref
+
+WORDS = [f"w{i:03d}x" for i in range(400)]
+
+
+def make_corpus(n_base=40, seed=0):
+    """Random documents plus edited copies (few substitutions: Jaccard well above 0.85)."""
+    rng = np.random.default_rng(seed)
+    base = [" ".join(rng.choice(WORDS, 150)) for _ in range(n_base)]
+    texts = []
+    for i, doc in enumerate(base):
+        texts.append(doc)
+        if i % 3 == 0:
+            words = doc.split()
+            words[int(rng.integers(len(words)))] = "changed"
+            texts.append(" ".join(words))
+        if i % 5 == 0:
+            texts.append(doc.upper())  # same after normalisation
+    return texts
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"threshold": 0.0}, "threshold"), ({"threshold": 1.0}, "threshold"),
+    ({"threshold": float("nan")}, "threshold"), ({"num_perm": 0}, "num_perm"),
+    ({"num_bands": 300}, "num_bands"), ({"num_bands": 0}, "num_bands"),
+    ({"fp_prob": 0.0}, "fp_prob"), ({"fp_prob": 1.5}, "fp_prob"), ({"mode": "exact"}, "mode"),
+    ({"sketch": "simhash"}, "sketch"), ({"shingle_size": 0}, "shingle_size"),
+    ({"expected_items": 0}, "expected_items"), ({"max_shingles": 0}, "max_shingles"),
+    ({"seed": -1}, "seed"), ({"shingle_kind": "line"}, "shingle_kind"), ({"num_perm": 2.5}, "num_perm"),
+])
+def test_bad_parameters_get_clear_errors_at_fit(kwargs, match):
+    model = LSHBloom(**kwargs)  # __init__ only stores
+    with pytest.raises(ParameterError, match=match):
+        model.fit(["some text"])
+
+
+def test_aliases_and_params_dataclass():
+    assert LSHBloom(mode="bloom").fit(["a"]).mode_ == "lshbloom"
+    assert LSHBloom(mode="bloom_filter").fit(["a"]).mode_ == "lshbloom"
+    assert LSHBloom(mode="banding").fit(["a"]).mode_ == "minhash_lsh"
+    params = LSHBloom(threshold=0.7).params
+    assert isinstance(params, LSHBloomParams) and params.threshold == 0.7
+    with pytest.raises(Exception):
+        params.threshold = 0.5  # frozen
+
+
+def test_not_fitted_errors():
+    model = LSHBloom()
+    for call in (lambda: model.transform(["a"]), lambda: model.save("x"), model.metadata):
+        with pytest.raises(NotFittedError, match="fit"):
+            call()
+
+
+@pytest.mark.parametrize("mode", ["lshbloom", "minhash_lsh"])
+@pytest.mark.parametrize("sketch", ["minhash", "oph"])
+def test_deduplicate_follows_the_rule_including_in_batch(mode, sketch):
+    texts = make_corpus()
+    ids = [f"doc{i}" for i in range(len(texts))]
+    model = LSHBloom(mode=mode, sketch=sketch, num_perm=64, threshold=0.8, fp_prob=1e-9)
+    result = model.deduplicate(texts, ids)
+    is_dup, dup_of = ref.dedup_rule(model.band_keys(texts).tolist())
+    assert result.is_duplicate.tolist() == is_dup
+    assert sum(is_dup) >= 20  # every planted copy (14 edited + 8 uppercase) is in one batch
+    if mode == "minhash_lsh":
+        assert result.duplicate_of.tolist() == dup_of
+        assert result.duplicate_of_id == [ids[d] if d >= 0 else None for d in dup_of]
+    else:
+        assert result.duplicate_of is None
+
+
+def test_originals_kept_copies_removed():
+    texts = ["alpha beta gamma delta " * 20, "zeta eta theta iota " * 20, "ALPHA beta gamma delta " * 20]
+    result = LSHBloom(num_perm=64).deduplicate(texts)
+    assert result.is_duplicate.tolist() == [False, False, True]
+    assert result.unique_indices().tolist() == [0, 1]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.sampled_from(["aaaa bbbb", "cccc dddd", "aaaa bbbc", "", "eeee"]), max_size=12),
+       st.sampled_from(["lshbloom", "minhash_lsh"]))
+def test_rule_on_tiny_inputs(texts, mode):
+    model = LSHBloom(mode=mode, num_perm=16, threshold=0.5, fp_prob=1e-9)
+    result = model.deduplicate(texts)
+    assert result.is_duplicate.tolist() == ref.dedup_rule(model.band_keys(texts).tolist())[0]
+
+
+def test_lshbloom_agrees_with_minhash_lsh_except_bloom_false_positives():
+    texts = make_corpus(n_base=200, seed=4)
+    exact = LSHBloom(mode="minhash_lsh", num_perm=64).deduplicate(texts).is_duplicate
+    strict = LSHBloom(num_perm=64).deduplicate(texts).is_duplicate
+    assert np.array_equal(strict, exact)
+    loose = LSHBloom(num_perm=64, fp_prob=0.3).deduplicate(texts).is_duplicate
+    assert (loose >= exact).all()  # Bloom can only add (false) duplicates, never miss one
+    assert loose.sum() > exact.sum()
+
+
+def test_result_independent_of_batching():
+    texts = make_corpus(seed=2)
+    for mode in ("lshbloom", "minhash_lsh"):
+        whole = LSHBloom(mode=mode, num_perm=64, expected_items=len(texts)).deduplicate(texts)
+        stream = LSHBloom(mode=mode, num_perm=64, expected_items=len(texts))
+        batches = [(texts[i:i + 7], None) for i in range(0, len(texts), 7)]
+        parts = list(stream.deduplicate_stream(batches))
+        assert np.concatenate([p.is_duplicate for p in parts]).tolist() == whole.is_duplicate.tolist()
+
+
+def test_stream_lshbloom_needs_expected_items():
+    with pytest.raises(ParameterError, match="expected_items"):
+        list(LSHBloom().deduplicate_stream([(["a"], None)]))
+
+
+@pytest.mark.parametrize("mode", ["lshbloom", "minhash_lsh"])
+def test_fit_transform_query_against_reference_only(mode):
+    texts = make_corpus(seed=3)
+    reference, new = texts[:30], texts[30:]
+    model = LSHBloom(mode=mode, num_perm=64).fit(reference, ids=[f"r{i}" for i in range(30)])
+    is_dup, keys = model.transform(new, return_band_keys=True)
+    ref_keys = set(model.band_keys(reference).ravel().tolist())
+    expected = [bool(set(row) & ref_keys) for row in keys.tolist()]
+    assert is_dup.tolist() == expected
+    assert model.transform(reference).all()
+    if mode == "minhash_lsh":
+        first_doc = {}
+        for d, row in enumerate(model.band_keys(reference).tolist()):
+            for key in row:
+                first_doc.setdefault(key, d)
+        expected_of = [min([first_doc[k] for k in row if k in first_doc], default=-1)
+                       for row in keys.tolist()]
+        matched = model.query(new)
+        assert matched.duplicate_of.tolist() == expected_of
+        assert matched.duplicate_of_id == [f"r{d}" if d >= 0 else None for d in expected_of]
+        assert model.query(reference[:2]).duplicate_of_id == ["r0", "r0"]  # doc 1 copies doc 0
+
+
+def test_partial_fit_equals_fit():
+    texts = make_corpus(seed=5)
+    whole = LSHBloom(num_perm=64, expected_items=len(texts)).fit(texts)
+    parts = LSHBloom(num_perm=64, expected_items=len(texts))
+    parts.partial_fit(texts[:20]).partial_fit(texts[20:])
+    assert parts.index_ == whole.index_ and parts.n_documents_ == len(texts)
+    with pytest.raises(ParameterError, match="expected_items"):
+        LSHBloom().partial_fit(["a"])
+
+
+def test_clusters_are_connected_components():
+    texts = ["one two three four five six " * 5, "seven eight nine ten " * 8,
+             "ONE two three four five six " * 5, "something else entirely, really " * 4,
+             "Seven eight nine ten " * 8, "one  two three four five six " * 5]
+    result = LSHBloom(mode="minhash_lsh", num_perm=64).deduplicate(texts)
+    assert [c.tolist() for c in result.clusters()] == [[0, 2, 5], [1, 4]]
+    assert result.duplicate_of.tolist() == [-1, -1, 0, -1, 1, 0]
+
+
+@pytest.mark.parametrize("mode", ["lshbloom", "minhash_lsh"])
+def test_save_load_round_trip(tmp_path, mode):
+    texts = make_corpus(seed=6)
+    model = LSHBloom(mode=mode, num_perm=64, sketch="minhash", seed=9).fit(
+        pa.array(texts), ids=pa.array([f"id{i}" for i in range(len(texts))]))
+    model.save(tmp_path / "index")
+    loaded = LSHBloom.load(tmp_path / "index")
+    assert loaded.params_ == model.params_ and loaded.metadata() == model.metadata()
+    probe = make_corpus(seed=7) + texts[:5]
+    assert loaded.transform(probe).tolist() == model.transform(probe).tolist()
+    if mode == "minhash_lsh":
+        assert loaded.query(texts[:5]).duplicate_of_id == model.query(texts[:5]).duplicate_of_id
+
+
+def test_corrupt_index_refused(tmp_path):
+    LSHBloom(num_perm=32).fit(["a b c d e f g"]).save(tmp_path / "i")
+    meta_path = tmp_path / "i" / "metadata.json"
+    meta = json.loads(meta_path.read_text())
+    meta_path.write_text(json.dumps(dict(meta, bands=meta["bands"] + 1)))
+    with pytest.raises(FormatError, match="bands"):
+        LSHBloom.load(tmp_path / "i")
+    meta_path.write_text(json.dumps(dict(meta, params=dict(meta["params"], threshold=3))))
+    with pytest.raises(FormatError, match="threshold"):
+        LSHBloom.load(tmp_path / "i")
+    meta_path.write_text(json.dumps(meta))
+    (tmp_path / "i" / "bits.bin").write_bytes(b"\0" * 3)
+    with pytest.raises(FormatError, match="checksum"):
+        LSHBloom.load(tmp_path / "i")
+    with pytest.raises(FormatError, match="no metadata.json"):
+        LSHBloom.load(tmp_path)
+
+
+def test_ids_must_match_texts():
+    with pytest.raises(InputError, match="ids"):
+        LSHBloom(mode="minhash_lsh").deduplicate(["a", "b"], ids=["x"])

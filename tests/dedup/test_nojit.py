@@ -1,0 +1,44 @@
+"""The kernels run as plain Python (NUMBA_DISABLE_JIT=1) and give the jitted results."""
+
+import json
+import os
+import subprocess
+import sys
+
+SCRIPT = r"""
+import json, warnings
+import numpy as np
+np.seterr(over="ignore")  # SplitMix64/FNV wrap modulo 2^64 on purpose; numba never warns
+from corpus_miner.dedup.pipeline import band_keys_for_texts, signatures_for_texts
+from corpus_miner.dedup.params import LSHBloomParams
+from corpus_miner.dedup.bloom import BloomFilter
+from corpus_miner.dedup.bandtable import BandTable, components_kernel
+texts = ["The quick brown fox", "the  QUICK brown fox!", "Ünïcödé 漢字 text", "", "x"]
+out = {}
+for sketch in ("minhash", "oph"):
+    for kind in ("char", "word"):
+        p = LSHBloomParams(num_perm=16, num_bands=4, shingle_kind=kind, shingle_size=3,
+                           sketch=sketch, max_shingles=6).validated()
+        out[f"{sketch}-{kind}-sig"] = signatures_for_texts(texts, p).tolist()
+        keys = band_keys_for_texts(texts, p)
+        out[f"{sketch}-{kind}-keys"] = keys.tolist()
+        bloom = BloomFilter(997, 3)
+        out[f"{sketch}-{kind}-dup"] = bloom.query_then_insert(keys).tolist()
+        out[f"{sketch}-{kind}-bits"] = bloom.bits.tolist()
+        table = BandTable(4)
+        out[f"{sketch}-{kind}-dupof"] = table.query_then_insert(keys, 0).tolist()
+        out[f"{sketch}-{kind}-cc"] = components_kernel(table.lookup(keys), 0, len(texts)).tolist()
+print(json.dumps(out))
+"""
+
+
+def _run(disable_jit: bool) -> dict:
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1" if disable_jit else "0")
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_kernels_without_jit_equal_jitted():
+    assert _run(disable_jit=True) == _run(disable_jit=False)
