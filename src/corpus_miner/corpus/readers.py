@@ -1,0 +1,321 @@
+"""Streaming document readers: JSONL (plain/.gz/.zst/stdin), Parquet (file or folder), text folders.
+
+Every reader yields `DocumentBatch`es of about `batch_size` bytes of input, so memory is bounded by
+a batch, never by a file. All bad-input rules live here: malformed JSON lines, invalid UTF-8,
+missing or non-string text fields, missing or unreadable files (see `ReadStats`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from corpus_miner.corpus.jsonl import iter_line_chunks, parse_chunk
+from corpus_miner.corpus.strings import arrow_string_buffers
+from corpus_miner.errors import InputError
+
+DEFAULT_BATCH_BYTES = 8 << 20
+STDIN = "-"
+_GZIP_MAGIC = b"\x1f\x8b"
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+PARQUET_SUFFIXES = (".parquet", ".parq")
+
+
+@dataclass
+class ReadStats:
+    """What the readers saw; bad input is counted here, never silently dropped."""
+
+    documents: int = 0
+    bytes: int = 0  # UTF-8 bytes of all document texts
+    bad_lines_skipped: int = 0  # malformed JSON lines skipped with skip_bad
+    invalid_utf8_replaced: int = 0  # lines/documents whose invalid UTF-8 was replaced by U+FFFD
+    null_texts: int = 0  # null, missing or non-string texts read as empty documents
+    files: int = 0
+    input_bytes: int = 0  # raw (possibly compressed) bytes consumed, for progress
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class DocumentBatch:
+    """A batch of documents in input order.
+
+    ids:     pa.StringArray, one id per document (the id field as text, else the 0-based row
+             number over all inputs)
+    texts:   string array without nulls (null or non-string texts are "")
+    records: pa.Table with all original fields, for writers that must keep them
+    source:  the input path ("-" for stdin)
+    first_row: 0-based index of the first document of this batch over all inputs
+    """
+
+    ids: pa.Array
+    texts: pa.Array
+    records: pa.Table
+    source: str
+    first_row: int
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+
+def read_documents(inputs, *, text_field: str = "text", id_field: str = "id",
+                   skip_bad: bool = False, stats: ReadStats | None = None,
+                   batch_size: int = DEFAULT_BATCH_BYTES) -> Iterator[DocumentBatch]:
+    """Stream documents from one or more inputs, in order (see module doc for formats)."""
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]
+    stats = stats if stats is not None else ReadStats()
+    reader = _Reader(text_field, id_field, skip_bad, stats, max(1, int(batch_size)))
+    for item in inputs:
+        yield from reader.read(item)
+
+
+def is_saved_corpus(path) -> bool:
+    """True when `path` is a folder written by TokenCorpus.save."""
+    from corpus_miner.corpus.token_corpus import FORMAT_NAME
+
+    meta = Path(path) / "metadata.json"
+    if not meta.is_file():
+        return False
+    try:
+        with open(meta, "rb") as fh:
+            return FORMAT_NAME.encode() in fh.read(4096)
+    except OSError:
+        return False
+
+
+class _Reader:
+    def __init__(self, text_field, id_field, skip_bad, stats, batch_size):
+        self.text_field = text_field
+        self.id_field = id_field
+        self.skip_bad = skip_bad
+        self.stats = stats
+        self.batch_size = batch_size
+        self.row = 0  # documents yielded so far over all inputs
+
+    def read(self, item) -> Iterator[DocumentBatch]:
+        if str(item) == STDIN:
+            self.stats.files += 1
+            yield from self._jsonl(sys.stdin.buffer, STDIN, None)
+            return
+        path = Path(item)
+        if not path.exists():
+            raise InputError(f"{path}: no such file or directory")
+        if path.is_dir():
+            if is_saved_corpus(path):
+                raise InputError(f"{path}: is a saved token corpus, not documents; "
+                                 "pass it alone to commands that accept a corpus")
+            parquet_files = _parquet_files(path)
+            if parquet_files:
+                for file in parquet_files:
+                    yield from self._parquet(file)
+            else:
+                yield from self._text_folder(path)
+        elif path.name.lower().endswith(PARQUET_SUFFIXES):
+            yield from self._parquet(path)
+        else:
+            yield from self._jsonl_file(path)
+
+    # -- JSONL -------------------------------------------------------------------------------
+    def _jsonl_file(self, path: Path) -> Iterator[DocumentBatch]:
+        try:
+            raw = pa.OSFile(str(path), "rb")
+            magic = raw.read(4)
+            raw.seek(0)
+        except (OSError, pa.ArrowException) as exc:
+            raise InputError(f"{path}: cannot read ({_reason(exc)})") from None
+        self.stats.files += 1
+        try:
+            if magic.startswith(_GZIP_MAGIC):
+                stream = pa.CompressedInputStream(raw, "gzip")
+            elif magic.startswith(_ZSTD_MAGIC):
+                stream = _zstd_stream(raw)
+            else:
+                stream = raw
+            yield from self._jsonl(stream, str(path), raw)
+        finally:
+            raw.close()
+
+    def _jsonl(self, stream, name: str, raw) -> Iterator[DocumentBatch]:
+        consumed = 0
+        first = True
+        for chunk, first_line in iter_line_chunks(stream, self.batch_size, name):
+            parsed = parse_chunk(chunk, first_line, name, self.text_field, self.skip_bad)
+            self.stats.bad_lines_skipped += parsed.bad_lines
+            self.stats.invalid_utf8_replaced += parsed.invalid_utf8
+            if raw is not None:
+                position = raw.tell()
+                self.stats.input_bytes += position - consumed
+                consumed = position
+            else:
+                self.stats.input_bytes += len(chunk)
+            if parsed.table.num_rows == 0:
+                continue
+            yield self._batch(parsed.table, name, require_field=first,
+                              python_texts=parsed.python_texts)
+            first = False
+
+    # -- Parquet -----------------------------------------------------------------------------
+    def _parquet(self, path: Path) -> Iterator[DocumentBatch]:
+        try:
+            parquet = pq.ParquetFile(str(path))
+        except (OSError, pa.ArrowException) as exc:
+            raise InputError(f"{path}: cannot read as Parquet ({_reason(exc)})") from None
+        self.stats.files += 1
+        names = parquet.schema_arrow.names
+        if self.text_field not in names:
+            raise _missing_field(path, self.text_field, names)
+        meta = parquet.metadata
+        total_bytes = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+        bytes_per_row = max(1, total_bytes // max(1, meta.num_rows))
+        rows = max(1, self.batch_size // bytes_per_row)
+        try:
+            for record_batch in parquet.iter_batches(batch_size=rows):
+                table = pa.Table.from_batches([record_batch])
+                self.stats.input_bytes += record_batch.nbytes
+                yield self._batch(table, str(path), require_field=False, validate_utf8=True)
+        except (OSError, pa.ArrowException) as exc:
+            raise InputError(f"{path}: cannot read as Parquet ({_reason(exc)})") from None
+
+    # -- text folder -------------------------------------------------------------------------
+    def _text_folder(self, root: Path) -> Iterator[DocumentBatch]:
+        ids: list[str] = []
+        texts: list[str] = []
+        size = 0
+        for file in _text_files(root):
+            try:
+                data = file.read_bytes()
+            except OSError as exc:
+                raise InputError(f"{file}: cannot read ({_reason(exc)})") from None
+            self.stats.files += 1
+            self.stats.input_bytes += len(data)
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                text = data.decode("utf-8", "replace")
+                self.stats.invalid_utf8_replaced += 1
+            ids.append(file.relative_to(root).as_posix())
+            texts.append(text)
+            size += len(data)
+            if size >= self.batch_size:
+                yield self._folder_batch(ids, texts, root)
+                ids, texts, size = [], [], 0
+        if ids:
+            yield self._folder_batch(ids, texts, root)
+
+    def _folder_batch(self, ids, texts, root) -> DocumentBatch:
+        table = pa.table({self.id_field: pa.array(ids, pa.string()),
+                          self.text_field: pa.array(texts, pa.string())})
+        return self._batch(table, str(root), require_field=False)
+
+    # -- common ------------------------------------------------------------------------------
+    def _batch(self, table: pa.Table, source: str, *, require_field: bool,
+               python_texts: list | None = None, validate_utf8: bool = False) -> DocumentBatch:
+        n = table.num_rows
+        if self.text_field not in table.column_names:
+            if require_field:
+                raise _missing_field(source, self.text_field, table.column_names)
+            texts, null_texts = _empty_strings(n), n
+        elif python_texts is not None:
+            null_texts = sum(1 for t in python_texts if not isinstance(t, str))
+            texts = pa.array([t if isinstance(t, str) else "" for t in python_texts], pa.string())
+        else:
+            texts, null_texts = self._arrow_texts(table.column(self.text_field).combine_chunks())
+            if validate_utf8:
+                texts = self._valid_utf8(texts)
+        ids = self._ids(table, n)
+        offsets, _ = arrow_string_buffers(texts)
+        self.stats.documents += n
+        self.stats.bytes += int(offsets[-1] - offsets[0])
+        self.stats.null_texts += null_texts
+        batch = DocumentBatch(ids, texts, table, source, self.row)
+        self.row += n
+        return batch
+
+    @staticmethod
+    def _arrow_texts(column: pa.Array) -> tuple[pa.Array, int]:
+        if pa.types.is_dictionary(column.type) and pa.types.is_string(column.type.value_type):
+            column = column.cast(pa.string())
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            nulls = column.null_count
+            return (pc.fill_null(column, "") if nulls else column), nulls
+        return _empty_strings(len(column)), len(column)  # numbers, objects, all-null: not text
+
+    def _valid_utf8(self, texts: pa.Array) -> pa.Array:
+        """Arrow does not validate UTF-8 read from Parquet; replace and count like elsewhere."""
+        try:
+            texts.validate(full=True)
+            return texts
+        except pa.ArrowInvalid:
+            pass
+        fixed = []
+        for raw in texts.cast(pa.large_binary() if pa.types.is_large_string(texts.type)
+                              else pa.binary()).to_pylist():
+            try:
+                fixed.append(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                fixed.append(raw.decode("utf-8", "replace"))
+                self.stats.invalid_utf8_replaced += 1
+        return pa.array(fixed, pa.string())
+
+    def _ids(self, table: pa.Table, n: int) -> pa.Array:
+        row_numbers = pa.array(np.arange(self.row, self.row + n, dtype=np.int64)).cast(pa.string())
+        if self.id_field not in table.column_names:
+            return row_numbers
+        column = table.column(self.id_field).combine_chunks()
+        try:
+            ids = column.cast(pa.string())
+        except (pa.ArrowException, NotImplementedError):
+            ids = pa.array([None if v is None else str(v) for v in column.to_pylist()], pa.string())
+        if ids.null_count:
+            ids = pc.if_else(pc.is_null(ids), row_numbers, ids)
+        return ids
+
+
+def _zstd_stream(raw):
+    if pa.Codec.is_available("zstd"):
+        return pa.CompressedInputStream(raw, "zstd")
+    import zstandard  # pyarrow built without zstd: the pure-Python binding is a dependency
+
+    return zstandard.ZstdDecompressor().stream_reader(raw)
+
+
+def _parquet_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file() and p.name.lower().endswith(
+        PARQUET_SUFFIXES) and not _hidden(p.relative_to(root)))
+
+
+def _text_files(root: Path) -> list[Path]:
+    """Regular files under root, recursively, sorted by relative path; hidden ones skipped."""
+    return sorted((p for p in root.rglob("*") if p.is_file() and not _hidden(p.relative_to(root))),
+                  key=lambda p: p.relative_to(root).as_posix())
+
+
+def _hidden(relative: Path) -> bool:
+    return any(part.startswith(".") for part in relative.parts)
+
+
+def _empty_strings(n: int) -> pa.Array:
+    return pa.StringArray.from_buffers(n, pa.py_buffer(np.zeros(n + 1, dtype=np.int32)),
+                                       pa.py_buffer(b""))
+
+
+def _missing_field(source, field: str, names: Iterable[str]) -> InputError:
+    listed = ", ".join(names) or "none"
+    return InputError(f"{source}: no field '{field}' (fields: {listed}); "
+                      f"choose one with --text-field")
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return " ".join(str(exc).split()) or type(exc).__name__

@@ -1,0 +1,168 @@
+"""The tokenizer: `str.lower()`, then maximal runs of `\\p{L}\\p{M}\\p{N}` are tokens.
+
+`tokenize` and `token_spans` work on one string; `TokenIdAssigner` is the bulk path that turns
+batches of Arrow strings into flat uint32 token ids with a vocabulary in order of first
+appearance, calling the compiled scan in `kernels.py` and growing its buffers on demand.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import numpy as np
+import pyarrow as pa
+
+from corpus_miner.corpus import kernels
+from corpus_miner.corpus.strings import StringList, arrow_string_buffers
+from corpus_miner.corpus.unicode_table import WORD_SELF, code_point_tables
+
+
+@functools.lru_cache(maxsize=1)
+def _token_run_regex() -> re.Pattern:
+    """`[\\p{L}\\p{M}\\p{N}]+` for the stdlib `re` (which lacks \\p), from the code-point table."""
+    info, _ = code_point_tables()
+    is_word = np.concatenate([[False], (info & WORD_SELF) != 0, [False]])
+    edges = np.flatnonzero(is_word[1:] != is_word[:-1])
+    ranges = []
+    for lo, hi in zip(edges[0::2], edges[1::2] - 1):
+        ranges.append(re.escape(chr(lo)) if lo == hi else f"{re.escape(chr(lo))}-{re.escape(chr(hi))}")
+    return re.compile("[" + "".join(ranges) + "]+")
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokens of one text: lowercase exactly like `text.lower()`, split on non-token characters.
+
+    This is the definition; the bulk path (`TokenIdAssigner`) produces the same tokens.
+    """
+    return _token_run_regex().findall(text.lower())
+
+
+def token_spans(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends), int64 character offsets into `text` of each token, in order.
+
+    Token k is produced by exactly the characters text[starts[k]:ends[k]]: lowercasing maps each
+    character to one or more characters that are all token characters or all separators, so
+    runs in the lowered text correspond one to one to runs in the original.
+    """
+    info, _ = code_point_tables()
+    code_points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    return kernels.token_char_spans(code_points, info)
+
+
+class TokenIdAssigner:
+    """Accumulates token ids for batches of documents; ids follow order of first appearance."""
+
+    def __init__(self, initial_vocab: int = 1 << 14):
+        self._info, self._lower = code_point_tables()
+        self._state = np.zeros(kernels.STATE_SIZE, dtype=np.int64)
+        self._table = np.full(2 * initial_vocab, -1, dtype=np.int32)
+        self._vocab_hash = np.zeros(initial_vocab, dtype=np.uint64)
+        self._vocab_offsets = np.zeros(initial_vocab + 1, dtype=np.int64)
+        self._vocab_bytes = np.zeros(16 * initial_vocab, dtype=np.uint8)
+        self._tokens = np.zeros(1 << 16, dtype=np.uint32)
+        self._doc_ends = np.zeros(1 << 10, dtype=np.int64)  # token count after each document
+        self.n_docs = 0
+        self.special_docs = 0  # documents that needed the exact str.lower() path
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self._state[kernels.N_TOKENS])
+
+    @property
+    def n_vocab(self) -> int:
+        return int(self._state[kernels.N_VOCAB])
+
+    def add_texts(self, texts: pa.Array) -> None:
+        """Tokenize a string array (no nulls); one document per element."""
+        offsets, data = arrow_string_buffers(texts)
+        n = len(offsets) - 1
+        self._ensure_doc_capacity(self.n_docs + n)
+        doc_ends = self._doc_ends[self.n_docs:self.n_docs + n]
+        # Token count is at most one per two bytes (+1 per document); a fifth is typical.
+        self._ensure_token_capacity(self.n_tokens + (int(offsets[-1] - offsets[0]) // 5) + n)
+        state = self._state
+        state[kernels.DOC] = 0
+        state[kernels.POS] = -1
+        while True:
+            self._run(data, offsets, n, 0, state, doc_ends)
+            status = state[kernels.STATUS]
+            if status == kernels.DONE:
+                break
+            if status == kernels.SPECIAL_DOC:
+                d = int(state[kernels.DOC])
+                self._add_lowered(texts[d].as_py().lower(), doc_ends[d:d + 1])
+                state[kernels.DOC] = d + 1
+                state[kernels.POS] = -1
+                self.special_docs += 1
+            else:
+                self._grow(int(status))
+        self.n_docs += n
+
+    def _add_lowered(self, lowered: str, doc_end: np.ndarray) -> None:
+        """Exact path: `lowered` is already str.lower() of the whole document."""
+        data = np.frombuffer(lowered.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+        offsets = np.array([0, len(data)], dtype=np.int64)
+        state = self._state
+        saved_doc = int(state[kernels.DOC])
+        state[kernels.DOC] = 0
+        state[kernels.POS] = -1
+        while True:
+            self._run(data, offsets, 1, 1, state, doc_end)
+            status = state[kernels.STATUS]
+            if status == kernels.DONE:
+                break
+            self._grow(int(status))
+        state[kernels.DOC] = saved_doc
+
+    def _run(self, data, offsets, n_docs, lowered, state, doc_ends):
+        kernels.scan_documents(data, offsets, n_docs, self._info, self._lower, lowered, state,
+                               self._tokens, doc_ends, self._table, self._vocab_hash,
+                               self._vocab_offsets, self._vocab_bytes)
+
+    def _grow(self, status: int) -> None:
+        if status == kernels.NEED_TOKENS:
+            self._ensure_token_capacity(int(len(self._tokens) * 1.5) + 1024)
+        elif status == kernels.NEED_TABLE:
+            table = np.full(2 * len(self._table), -1, dtype=np.int32)
+            kernels.rehash(self._vocab_hash, self.n_vocab, table)
+            self._table = table
+        elif status == kernels.NEED_VOCAB_SLOTS:
+            size = 2 * len(self._vocab_hash)
+            self._vocab_hash = _resized(self._vocab_hash, size)
+            self._vocab_offsets = _resized(self._vocab_offsets, size + 1)
+        elif status == kernels.NEED_VOCAB_BYTES:
+            self._vocab_bytes = _resized(self._vocab_bytes, 2 * len(self._vocab_bytes))
+        else:  # pragma: no cover - a kernel/driver mismatch, not a user error
+            raise RuntimeError(f"unexpected tokenizer status {status}")
+
+    def _ensure_token_capacity(self, size: int) -> None:
+        if size > len(self._tokens):
+            self._tokens = _resized(self._tokens, size)
+
+    def _ensure_doc_capacity(self, size: int) -> None:
+        if size > len(self._doc_ends):
+            self._doc_ends = _resized(self._doc_ends, max(size, 2 * len(self._doc_ends)))
+
+    def finish(self) -> tuple[np.ndarray, np.ndarray, StringList]:
+        """(tokens uint32, doc_offsets int64 n_docs+1, vocab); the assigner is spent afterwards."""
+        tokens = _resized(self._tokens, self.n_tokens)
+        doc_offsets = np.zeros(self.n_docs + 1, dtype=np.int64)
+        doc_offsets[1:] = self._doc_ends[:self.n_docs]
+        n_vocab = self.n_vocab
+        vocab_offsets = self._vocab_offsets[:n_vocab + 1].copy()
+        vocab = StringList(vocab_offsets, self._vocab_bytes[:vocab_offsets[-1]].copy())
+        self._tokens = self._doc_ends = self._table = np.zeros(0, dtype=np.int32)
+        return tokens, doc_offsets, vocab
+
+
+def _resized(array: np.ndarray, size: int) -> np.ndarray:
+    """`array` grown/shrunk to `size` in place when possible (realloc, no second copy in RAM)."""
+    try:
+        array.resize(size, refcheck=False)
+        return array
+    except ValueError:  # not owning its memory (a view): copy instead
+        out = np.zeros(size, dtype=array.dtype)
+        keep = min(size, len(array))
+        out[:keep] = array[:keep]
+        return out
