@@ -1,0 +1,80 @@
+"""`BloomSpan`: the estimator-style entry point of phrase mining (scikit-learn habits).
+
+    >>> miner = BloomSpan(sigma=20, min_length=10).fit(corpus)      # doctest: +SKIP
+    >>> miner.phrases_.text(0), miner.phrases_.df[0], miner.stats_["seconds_total"]  # doctest: +SKIP
+
+`__init__` only stores the parameters; `fit` validates them (PhraseParams), mines and stores the
+learned `phrases_` (a PhraseTable in canonical order) and `stats_`. Both algorithms give the same
+answer; "fhk" (exact suffix array) is the better choice at permissive thresholds or on data with
+dense nested repeats, "bloomspan" on large natural-text corpora at strict thresholds.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from corpus_miner.errors import InputError, NotFittedError
+from corpus_miner.phrases.params import DEFAULT_NUM_HASHES, PhraseParams
+from corpus_miner.phrases.result import PhraseTable
+
+
+class BloomSpan:
+    """Maximal contiguous frequent phrases: every token sequence occurring in >= sigma documents,
+    of length >= min_length, that cannot be extended by one token on either side and stay in
+    >= sigma documents.
+
+    Parameters: see PhraseParams (sigma, min_length, algorithm, filter_bytes, num_hashes);
+    progress: optional callable(stage_name) called as each mining stage starts.
+    Learned: phrases_ (PhraseTable, canonical order), stats_ (dict: counts, seconds, peak RSS).
+    """
+
+    def __init__(self, sigma: int = 20, min_length: int = 10, algorithm: str = "bloomspan",
+                 filter_bytes: int | None = None, num_hashes: int = DEFAULT_NUM_HASHES,
+                 progress: Callable[[str], None] | None = None) -> None:
+        self.sigma = sigma
+        self.min_length = min_length
+        self.algorithm = algorithm
+        self.filter_bytes = filter_bytes
+        self.num_hashes = num_hashes
+        self.progress = progress
+
+    def get_params(self) -> dict:
+        return {"sigma": self.sigma, "min_length": self.min_length, "algorithm": self.algorithm,
+                "filter_bytes": self.filter_bytes, "num_hashes": self.num_hashes}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"BloomSpan({args})"
+
+    def fit(self, corpus) -> "BloomSpan":
+        """Mine `corpus` (a TokenCorpus, or anything with .tokens, .doc_offsets and .vocab)."""
+        params = PhraseParams(**self.get_params())
+        missing = [name for name in ("tokens", "doc_offsets", "vocab") if not hasattr(corpus, name)]
+        if missing:
+            raise InputError(f"fit() needs a TokenCorpus (object with tokens, doc_offsets, vocab); "
+                             f"got {type(corpus).__name__} without {', '.join(missing)}")
+        tokens = np.asarray(corpus.tokens)
+        doc_offsets = np.asarray(corpus.doc_offsets)
+        if params.algorithm == "fhk":
+            from corpus_miner.phrases.exact import mine_fhk  # suffix arrays load only when asked
+
+            table, stats = mine_fhk(tokens, doc_offsets, params.sigma, params.min_length,
+                                    corpus.vocab, progress=self.progress)
+        else:
+            from corpus_miner.phrases.bloomspan import mine_bloomspan
+
+            table, stats = mine_bloomspan(tokens, doc_offsets, params.sigma, params.min_length,
+                                          corpus.vocab, filter_bytes=params.filter_bytes,
+                                          num_hashes=params.num_hashes, progress=self.progress)
+        self.phrases_: PhraseTable = table  # both miners return canonical (Psi) order
+        self.stats_: dict = stats
+        return self
+
+    def __getattr__(self, name: str):
+        # only reached when normal lookup fails: learned attributes before fit
+        if name in ("phrases_", "stats_"):
+            raise NotFittedError(f"{name} is not available: this BloomSpan is not fitted yet; "
+                                 "call fit(corpus) first")
+        raise AttributeError(f"{type(self).__name__!s} has no attribute {name!r}")

@@ -1,0 +1,179 @@
+"""mine_bloomspan against the brute-force oracle on many small corpora, plus known answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from corpus_miner.errors import InputError, ParameterError
+from corpus_miner.phrases.bloomspan import default_filter_bytes, mine_bloomspan
+from tests.phrases.oracle import brute_force_mcfp
+
+TOY = ["new laptop acer swift free shipping on orders over 50 dollars",
+       "case for iphone 15 free shipping on orders over 50 dollars",
+       "free shipping on orders over 50 dollars sony headphones",
+       "sony headphones wh 1000 free shipping"]
+
+
+def encode(texts):
+    vocab, ids, docs = [], {}, []
+    for text in texts:
+        doc = []
+        for word in text.split():
+            if word not in ids:
+                ids[word] = len(vocab)
+                vocab.append(word)
+            doc.append(ids[word])
+        docs.append(doc)
+    return docs, vocab
+
+
+def arrays(docs):
+    tokens = np.array([t for d in docs for t in d], dtype=np.uint32)
+    offsets = np.zeros(len(docs) + 1, dtype=np.int64)
+    np.cumsum([len(d) for d in docs], out=offsets[1:])
+    return tokens, offsets
+
+
+@st.composite
+def planted_corpora(draw):
+    """Tiny alphabets; templates planted whole, nested (a template inside another), overlapping
+    (sharing a prefix/suffix), truncated, several times in one document, at document edges."""
+    alphabet = draw(st.integers(1, 5))
+    word = st.integers(0, alphabet - 1)
+    base = draw(st.lists(st.lists(word, min_size=2, max_size=9), min_size=1, max_size=3))
+    templates = list(base)
+    for t in base:
+        templates.append(t[1:-1] or t)                     # nested inside t
+        templates.append(t[len(t) // 2:] + draw(st.lists(word, max_size=3)))  # overlaps t's end
+    n_docs = draw(st.integers(1, 9))
+    docs = []
+    for _ in range(n_docs):
+        doc = []
+        for _ in range(draw(st.integers(0, 5))):
+            if draw(st.booleans()):
+                t = templates[draw(st.integers(0, len(templates) - 1))]
+                cut = draw(st.integers(0, 1))
+                doc += t[cut:] if draw(st.booleans()) else t
+            else:
+                doc += draw(st.lists(word, max_size=4))
+        docs.append(doc)
+    sigma = draw(st.integers(2, max(2, min(n_docs, 5))))
+    min_length = draw(st.integers(2, 6))
+    return docs, alphabet, sigma, min_length
+
+
+@settings(max_examples=700, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(planted_corpora(), st.sampled_from([None, 64, 128, 4096]), st.integers(1, 3),
+       st.booleans())
+def test_matches_brute_force(case, filter_bytes, num_hashes, wide_keys):
+    docs, alphabet, sigma, min_length = case
+    tokens, offsets = arrays(docs)
+    table, stats = mine_bloomspan(tokens, offsets, sigma, min_length,
+                                  [str(i) for i in range(alphabet)], filter_bytes=filter_bytes,
+                                  num_hashes=num_hashes, wide_keys=wide_keys)
+    assert table.key_set() == brute_force_mcfp(docs, sigma, min_length)
+    assert len(table.key_set()) == len(table)  # no phrase twice
+    assert stats["phrases"] == len(table)
+
+
+@settings(max_examples=150, deadline=None)
+@given(planted_corpora())
+def test_equals_fhk(case):
+    from corpus_miner.phrases.exact import mine_fhk
+
+    docs, alphabet, sigma, min_length = case
+    tokens, offsets = arrays(docs)
+    vocab = [str(i) for i in range(alphabet)]
+    ours, _ = mine_bloomspan(tokens, offsets, sigma, min_length, vocab)
+    theirs, _ = mine_fhk(tokens, offsets, sigma, min_length, vocab)
+    assert ours.key_set() == theirs.key_set()
+    assert list(ours.rows()) == list(theirs.rows())  # same canonical order too
+
+
+def test_article_toy_example():
+    docs, vocab = encode(TOY)
+    tokens, offsets = arrays(docs)
+    table, stats = mine_bloomspan(tokens, offsets, 3, 2, vocab)
+    assert list(table.rows()) == [{"phrase": "free shipping on orders over 50 dollars",
+                                   "length": 7, "df": 3, "occurrences": 3}]
+    # "shipping on" ... "50 dollars" all have "free"/... on the left in every occurrence
+    assert stats["seeds"] == 6 and stats["seeds_left_pruned"] == 5
+    assert stats["covered_tokens"] == 21
+
+
+def test_synthetic1_known_answer():
+    """The article's Synthetic 1 in miniature: unique background words, three phrases inserted
+    into 3, 5 and 4 documents -> exactly those three phrases."""
+    rng = np.random.default_rng(1)
+    phrases = [("this is the first test sentence", 3), ("another unique phrase for testing", 5),
+               ("a third sentence", 4)]
+    n_docs, words_per_doc = 40, 200
+    background = [[f"w{d}_{i}" for i in range(words_per_doc)] for d in range(n_docs)]
+    for text, support in phrases:
+        for d in rng.choice(n_docs, size=support, replace=False):
+            at = int(rng.integers(0, len(background[d]) + 1))
+            background[d][at:at] = text.split()
+    docs, vocab = encode(" ".join(b) for b in background)
+    tokens, offsets = arrays(docs)
+    table, stats = mine_bloomspan(tokens, offsets, 3, 2, vocab)
+    assert {(r["phrase"], r["df"]) for r in table.rows()} == {(t, s) for t, s in phrases}
+    assert stats["share_after_word_filter"] < 0.01
+
+
+def test_repeats_inside_one_document_do_not_count_as_support():
+    docs = [[1, 2, 3] * 10, [1, 2, 3], [4, 5, 6]]
+    tokens, offsets = arrays(docs)
+    table, _ = mine_bloomspan(tokens, offsets, 2, 2, [str(i) for i in range(7)])
+    assert table.key_set() == {((1, 2, 3), 2, 11)}
+
+
+def test_sigma_above_documents_is_a_reported_empty_answer():
+    docs, vocab = encode(TOY)
+    tokens, offsets = arrays(docs)
+    table, stats = mine_bloomspan(tokens, offsets, 5, 2, vocab)
+    assert len(table) == 0 and "exceeds the 4 documents" in stats["note"]
+    table, stats = mine_bloomspan(np.zeros(0, np.uint32), np.zeros(1, np.int64), 2, 2, [])
+    assert len(table) == 0
+
+
+def test_stats_are_complete_and_consistent():
+    docs, vocab = encode(TOY * 3)
+    tokens, offsets = arrays(docs)
+    _, stats = mine_bloomspan(tokens, offsets, 3, 2, vocab)
+    for key in ("tokens", "documents", "bigrams", "candidates_after_word_filter",
+                "share_after_word_filter", "candidates_after_counting_filter",
+                "share_after_counting_filter", "seeds", "seeds_skipped_by_mask",
+                "seeds_left_pruned", "phrases", "peak_rss_mb", "seconds_total"):
+        assert key in stats
+    assert stats["bigrams"] >= stats["candidates_after_word_filter"] \
+        >= stats["candidates_after_counting_filter"] >= stats["seed_occurrences"]
+    assert set(stats["seconds"]) >= {"word_df", "counting_filter", "candidates", "exact_seeds",
+                                     "psi_order", "growth", "output"}
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(sigma=1), "sigma=1"), (dict(sigma=2.5), "sigma=2.5"), (dict(min_length=1), "min_length=1"),
+    (dict(filter_bytes=10), "filter_bytes=10"), (dict(filter_bytes=1 << 40), "filter_bytes="),
+    (dict(num_hashes=0), "num_hashes=0"), (dict(num_hashes=9), "num_hashes=9")])
+def test_parameter_errors(kwargs, message):
+    docs, vocab = encode(TOY)
+    tokens, offsets = arrays(docs)
+    args = dict(sigma=3, min_length=2) | kwargs
+    with pytest.raises(ParameterError, match=message.replace(".", r"\.")):
+        mine_bloomspan(tokens, offsets, args.pop("sigma"), args.pop("min_length"), vocab, **args)
+
+
+def test_corpus_layout_errors():
+    with pytest.raises(InputError, match="doc_offsets"):
+        mine_bloomspan(np.arange(5, dtype=np.uint32), np.array([0, 3]), 2, 2, list("abcde"))
+    with pytest.raises(InputError, match="outside the vocabulary"):
+        mine_bloomspan(np.arange(5, dtype=np.uint32), np.array([0, 5]), 2, 2, ["a"])
+
+
+def test_default_filter_size_is_bounded():
+    assert default_filter_bytes(0) == 64
+    assert default_filter_bytes(10_000_000) == 10_000_000
+    assert default_filter_bytes(10**12) == 512 << 20

@@ -1,0 +1,251 @@
+"""Each BloomSpan kernel against a plain Python/numpy reference, on raw arrays."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from corpus_miner.phrases import growth_kernels as gk
+from corpus_miner.phrases import kernels as k
+
+M64 = (1 << 64) - 1
+
+
+def random_corpus(rng, n_docs=30, alphabet=6, max_len=25):
+    docs = [list(rng.integers(0, alphabet, size=int(rng.integers(0, max_len)))) for _ in range(n_docs)]
+    tokens = np.array([t for d in docs for t in d], dtype=np.uint32)
+    offsets = np.zeros(len(docs) + 1, dtype=np.int64)
+    np.cumsum([len(d) for d in docs], out=offsets[1:])
+    return docs, tokens, offsets
+
+
+def bigram_positions(docs):
+    """bigram -> list of (position, doc), positions ascending."""
+    out = defaultdict(list)
+    pos = 0
+    for d, doc in enumerate(docs):
+        for i in range(len(doc) - 1):
+            out[(int(doc[i]), int(doc[i + 1]))].append((pos + i, d))
+        pos += len(doc)
+    return out
+
+
+def py_hash(a, b):
+    h = 0xCBF29CE484222325
+    h = ((h ^ a) * 0x100000001B3) & M64
+    h = ((h ^ b) * 0x100000001B3) & M64
+    for mult in (0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53):
+        h ^= h >> 33
+        h = (h * mult) & M64
+    return h ^ (h >> 33)
+
+
+def py_cell(h, j, n_cells):
+    h1, h2 = h >> 32, (h & 0xFFFFFFFF) | 1
+    return (((h1 + j * h2) & 0xFFFFFFFF) * n_cells) >> 32
+
+
+@pytest.fixture(params=[0, 1, 2])
+def corpus(request):
+    return random_corpus(np.random.default_rng(request.param))
+
+
+def test_bitmask_helpers():
+    mask = k.bitmask_new(100)
+    for i in (0, 7, 8, 63, 99):
+        k.bit_set(mask, i)
+    assert [i for i in range(100) if k.bit_get(mask, i)] == [0, 7, 8, 63, 99]
+    k.bit_clear(mask, 8)
+    assert k.bitmask_count(mask, 100) == 4 and not k.bit_get(mask, 8)
+
+
+def test_word_document_frequency(corpus):
+    docs, tokens, offsets = corpus
+    got = k.word_document_frequency(tokens, offsets, 8)
+    expected = [sum(t in set(int(x) for x in d) for d in docs) for t in range(8)]
+    assert got.tolist() == expected
+
+
+def test_count_bigrams(corpus):
+    docs, tokens, offsets = corpus
+    word_ok = np.array([True, False, True, True, False, True, True, True])
+    total, passing = k.count_bigrams(tokens, offsets, word_ok)
+    assert total == sum(max(len(d) - 1, 0) for d in docs)
+    assert passing == sum(word_ok[d[i]] and word_ok[d[i + 1]] for d in docs for i in range(len(d) - 1))
+
+
+def test_hash_and_cells_match_python():
+    rng = np.random.default_rng(5)
+    for a, b in rng.integers(0, 2**32 - 1, size=(200, 2)):
+        h = int(k.bigram_hash(np.uint32(a), np.uint32(b)))
+        assert h == py_hash(int(a), int(b))
+        for j in range(3):
+            for n_cells in (64, 1000, 2**32):
+                cell = int(k.cell_index(np.uint64(h), j, n_cells))
+                assert cell == py_cell(h, j, n_cells) and 0 <= cell < n_cells
+
+
+@pytest.mark.parametrize("num_hashes", [1, 3])
+def test_counting_filter_matches_reference_and_never_undercounts(corpus, num_hashes):
+    docs, tokens, offsets = corpus
+    word_ok = np.ones(8, dtype=bool)
+    word_ok[4] = False
+    n_cells = 97
+    counters = np.zeros(n_cells, dtype=np.uint8)
+    k.fill_counting_filter(tokens, offsets, word_ok, counters, num_hashes)
+    expected = np.zeros(n_cells, dtype=np.int64)
+    counts = defaultdict(int)
+    for (a, b), occ in bigram_positions(docs).items():
+        if word_ok[a] and word_ok[b]:
+            counts[(a, b)] = len(occ)
+            for j in range(num_hashes):
+                expected[py_cell(py_hash(a, b), j, n_cells)] += len(occ)
+    assert counters.tolist() == np.minimum(expected, 255).tolist()
+    for (a, b), c in counts.items():
+        cells = [py_cell(py_hash(a, b), j, n_cells) for j in range(num_hashes)]
+        assert min(counters[cells]) >= min(c, 255)
+
+
+def test_saturation_at_255():
+    tokens = np.array([1, 2] * 400, dtype=np.uint32)
+    offsets = np.array([0, 800], dtype=np.int64)
+    counters = np.zeros(64, dtype=np.uint8)
+    k.fill_counting_filter(tokens, offsets, np.ones(3, dtype=bool), counters, 1)
+    assert counters.max() == 255
+
+
+def test_survivors_are_exactly_the_cells_over_threshold(corpus):
+    docs, tokens, offsets = corpus
+    word_ok = np.ones(8, dtype=bool)
+    word_ok[5] = False
+    counters = np.zeros(64, dtype=np.uint8)
+    k.fill_counting_filter(tokens, offsets, word_ok, counters, 2)
+    survivors = k.bitmask_new(len(tokens))
+    kept = k.mark_filter_survivors(tokens, offsets, word_ok, counters, 2, 3, survivors)
+    expected = set()
+    for (a, b), occ in bigram_positions(docs).items():
+        cells = [py_cell(py_hash(a, b), j, 64) for j in range(2)]
+        if word_ok[a] and word_ok[b] and min(counters[cells]) >= 3:
+            expected.update(p for p, _ in occ)
+    got = {i for i in range(len(tokens)) if k.bit_get(survivors, i)}
+    assert got == expected and kept == len(expected)
+
+
+@pytest.mark.parametrize("packed", [True, False])
+def test_exact_seeds_match_dictionary_counting(corpus, packed):
+    docs, tokens, offsets = corpus
+    sigma = 4
+    n = len(tokens)
+    word_ok = np.ones(8, dtype=bool)
+    survivors = k.bitmask_new(n)
+    for i in range(n - 1):  # every in-document bigram survives: seeds are then all frequent ones
+        if np.searchsorted(offsets, i + 1, side="right") == np.searchsorted(offsets, i, side="right"):
+            k.bit_set(survivors, i)
+    n_surv = int(k.bitmask_count(survivors, n))
+    rank = np.cumsum(word_ok) - 1
+    if packed:
+        occ = k.pack_survivors(tokens, survivors, n_surv, rank, 3, 12)
+        occ.sort()
+        lo, hi, df = k.exact_seeds(occ, np.empty(0, np.int64), 12, offsets, sigma, survivors)
+        k.unpack_positions_inplace(occ, 12)
+    else:
+        occ = k.survivor_positions(survivors, n_surv, n)
+        keys = (tokens[occ].astype(np.uint64) << np.uint64(32)) | tokens[occ + 1].astype(np.uint64)
+        order = np.argsort(keys, kind="stable")
+        keys, occ = keys[order], occ[order]
+        lo, hi, df = k.exact_seeds(keys, occ, 0, offsets, sigma, survivors)
+    got = {}
+    for a, b, c in zip(lo, hi, df):
+        positions = [int(p) for p in occ[a:b]]
+        got[(int(tokens[positions[0]]), int(tokens[positions[0] + 1]))] = (positions, int(c))
+    expected = {bg: ([p for p, _ in o], len({d for _, d in o}))
+                for bg, o in bigram_positions(docs).items() if len({d for _, d in o}) >= sigma}
+    assert got == expected
+    starts = {p for positions, _ in expected.values() for p in positions}
+    assert {i for i in range(n) if k.bit_get(survivors, i)} == starts
+
+
+def test_doc_of_with_empty_documents():
+    offsets = np.array([0, 0, 3, 3, 3, 7, 8], dtype=np.int64)
+    for pos in range(8):
+        expected = max(d for d in range(6) if offsets[d] <= pos < offsets[d + 1])
+        assert k.doc_of(offsets, pos, -1) == expected
+        assert k.doc_of(offsets, pos, 1) == expected
+
+
+def occurrence_buffers(tokens, offsets, positions):
+    wpos = np.array(positions, dtype=np.int64)
+    wdoc = np.searchsorted(offsets, wpos, side="right").astype(np.int64) - 1
+    return wpos, wdoc
+
+
+def test_left_uniform_and_left_maximal_against_python():
+    rng = np.random.default_rng(9)
+    for _ in range(200):
+        docs, tokens, offsets = random_corpus(rng, n_docs=8, alphabet=3, max_len=8)
+        if len(tokens) < 2:
+            continue
+        positions = sorted(rng.choice(len(tokens), size=int(rng.integers(1, len(tokens) + 1)),
+                                      replace=False))
+        wpos, wdoc = occurrence_buffers(tokens, offsets, positions)
+        lefts = [None if p == offsets[d] else int(tokens[p - 1]) for p, d in zip(wpos, wdoc)]
+        uniform = lefts[0] is not None and all(x == lefts[0] for x in lefts)
+        assert gk.left_uniform(tokens, offsets, wpos, wdoc, 0, len(wpos)) == uniform
+        sigma = int(rng.integers(2, 4))
+        groups = defaultdict(set)
+        for left, d in zip(lefts, wdoc):
+            if left is not None:
+                groups[left].add(int(d))
+        expected = all(len(g) < sigma for g in groups.values())
+        scratch = np.empty(len(wpos), dtype=np.uint64)
+        assert gk.left_maximal(tokens, offsets, wpos, wdoc, 0, len(wpos), sigma, scratch) == expected
+
+
+def test_mark_found_sets_coverage_and_dead_bits():
+    # docs: [5 1 2 3 4 9] [6 1 2 3 4] ; frequent bigrams: (1,2) (2,3) (3,4) and (4,9) in doc 0
+    tokens = np.array([5, 1, 2, 3, 4, 9, 6, 1, 2, 3, 4], dtype=np.uint32)
+    offsets = np.array([0, 6, 11], dtype=np.int64)
+    frequent = k.bitmask_new(len(tokens))
+    for p in (1, 2, 3, 4, 7, 8, 9):
+        k.bit_set(frequent, p)
+    dead, covered = k.bitmask_new(11), k.bitmask_new(11)
+    wpos, _ = occurrence_buffers(tokens, offsets, [1, 7])  # phrase "1 2 3 4", length 4
+    gk.mark_found(wpos, 0, 2, 4, frequent, dead, covered)
+    assert [i for i in range(11) if k.bit_get(covered, i)] == [1, 2, 3, 4, 7, 8, 9, 10]
+    # doc 0: bigram (4,9) after the occurrence is frequent -> nothing dead there;
+    # doc 1: the occurrence ends the document -> positions 8, 9 are dead (7 is the start)
+    assert [i for i in range(11) if k.bit_get(dead, i)] == [8, 9]
+    wdoc = np.array([0, 1, 1], dtype=np.int64)
+    assert gk.alive_documents(np.array([2, 8, 9]), wdoc, 0, 3, dead) == 1
+
+
+def test_kernels_without_jit():
+    """The same kernels run as plain Python (NUMBA_DISABLE_JIT=1) give the oracle's answer."""
+    script = textwrap.dedent("""
+        import warnings, numpy as np, sys
+        warnings.simplefilter("ignore")
+        sys.path.insert(0, "tests/phrases")
+        from oracle import brute_force_mcfp
+        from corpus_miner.phrases.bloomspan import mine_bloomspan
+        rng = np.random.default_rng(3)
+        for trial in range(25):
+            docs = [list(rng.integers(0, 3, size=int(rng.integers(0, 9)))) for _ in range(6)]
+            tokens = np.array([t for d in docs for t in d], dtype=np.uint32)
+            offsets = np.cumsum([0] + [len(d) for d in docs])
+            table, _ = mine_bloomspan(tokens, offsets, 2, 2, ["a", "b", "c"], filter_bytes=64,
+                                      wide_keys=bool(trial % 2))
+            assert table.key_set() == brute_force_mcfp(docs, 2, 2), (docs, table.key_set())
+        print("ok")
+    """)
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    done = subprocess.run([sys.executable, "-c", script], env=env, cwd=root, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "ok"
