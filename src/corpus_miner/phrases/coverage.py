@@ -21,11 +21,11 @@ best-ranked phrase having an L-window that occurs over the token. The attributed
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from corpus_miner.errors import ParameterError
+from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.phrases import coverage_kernels as kernels
 from corpus_miner.phrases.result import PhraseTable
 
@@ -172,10 +172,7 @@ class Coverage:
     @classmethod
     def from_miner(cls, miner, corpus) -> "Coverage":
         """Coverage of a fitted BloomSpan (or any estimator with phrases_, sigma, min_length)."""
-        if not hasattr(miner, "phrases_"):
-            from corpus_miner.errors import NotFittedError
-
-            raise NotFittedError("the miner is not fitted; call fit(corpus) first")
+        # an unfitted BloomSpan raises NotFittedError on .phrases_ itself
         return cls.from_phrases(corpus, miner.phrases_, miner.min_length, miner.sigma)
 
     @classmethod
@@ -285,3 +282,27 @@ class Coverage:
             "document_share_histogram": {"edges": [float(x) for x in edges],
                                          "documents": [int(x) for x in counts]},
         }
+
+
+def aligned_batches(batches: Iterable, doc_ids: Sequence[str] | None,
+                    n_docs: int) -> Iterator[tuple[int, object]]:
+    """(index of the batch's first document in the corpus, batch) for a second read of the inputs
+    the corpus was loaded from; raises InputError as soon as counts or ids disagree."""
+    doc = 0
+    for batch in batches:
+        n = len(batch.texts)
+        if doc + n > n_docs:
+            raise InputError(f"{batch.source}: more documents than when the corpus was loaded; "
+                             "the input changed, run again")
+        if doc_ids is not None:
+            ids = batch.ids.to_pylist() if hasattr(batch.ids, "to_pylist") else list(batch.ids)
+            for i, found in enumerate(ids):
+                if str(found) != str(doc_ids[doc + i]):
+                    raise InputError(f"{batch.source}: document {doc + i} has id {found!r}, the "
+                                     f"loaded corpus {doc_ids[doc + i]!r}; the input changed, "
+                                     "run again")
+        yield doc, batch
+        doc += n
+    if doc != n_docs:
+        raise InputError(f"inputs have {doc} documents, the loaded corpus {n_docs}; the input "
+                         "changed, run again")

@@ -1,0 +1,272 @@
+"""Cleaning: write a corpus back with its covered text removed, masked or annotated.
+
+What is handled. Start from a Coverage (mined phrases or a reviewed phrase list), then:
+
+* `allow`: phrase texts that are never handled. An allowed phrase is dropped from the phrase table
+  before the coverage is computed (so its pieces repeated elsewhere are not handled on its
+  account), and every full occurrence of it is protected (so a window it shares with another,
+  non-allowed phrase does not cut into it either).
+* `keep_first`: for every phrase of the table, the first document (input order) containing a full
+  occurrence of it keeps all its full occurrences of that phrase intact. Other covered tokens of
+  that document are still handled.
+* `drop_above`: documents whose handled share (handled tokens / tokens, after allow and keep_first)
+  is strictly greater than this are left out of the output. Empty documents are never dropped.
+
+How. Covered tokens form maximal runs; a run's character span is [start of its first token, end
+of its last token) in the original text (case, punctuation and Unicode untouched).
+
+* remove: the span is cut. The cut also takes punctuation glued to the span (non-space characters
+  between the span and the nearest whitespace or text edge, if no token lies between them), then
+  joins the two sides with the strongest whitespace found at the cut ("\\n\\n" if either side had a
+  blank line, else "\\n" if either had a line break, else one space; nothing at the start or end of
+  the text). Cuts fall on token boundaries, so no token and no character is ever split, and the
+  cleaned text tokenizes to exactly the unhandled tokens, in order.
+* mask: the span is replaced by `mask_text`.
+* annotate: the text is untouched; `junk_spans` (list of [start, end) character offsets) and
+  `junk_share` (handled tokens / tokens) are added to the record.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator, Sequence
+
+import numpy as np
+
+from corpus_miner.errors import InputError, NotFittedError, ParameterError
+from corpus_miner.phrases import coverage_kernels as kernels
+from corpus_miner.phrases.coverage import (Coverage, aligned_batches, find_occurrences,
+                                            phrases_from_texts)
+
+MODES = ("remove", "mask", "annotate")
+DEFAULT_MASK = "[…]"
+
+
+def _is_token_char(ch: str) -> bool:
+    # the tokenizer's definition: Unicode letters, marks and numbers
+    return unicodedata.category(ch)[0] in "LMN"
+
+
+def run_char_spans(starts: np.ndarray, ends: np.ndarray, runs: np.ndarray) -> list[list[int]]:
+    """[start, end) character span of each token run [first, end)."""
+    return [[int(starts[a]), int(ends[b - 1])] for a, b in runs]
+
+
+def _joiner(left: str, left_space: str, right_space: str, right: str) -> str:
+    """What replaces a cut between kept text `left` and `right` that were followed / preceded
+    by the whitespace runs `left_space` / `right_space`."""
+    newlines = max(left_space.count("\n"), right_space.count("\n"))
+    line = "\r\n" if "\r\n" in left_space + right_space else "\n"
+    if newlines >= 2:
+        return line + line
+    if newlines == 1:
+        return line
+    if left_space or right_space:
+        return " "
+    # no whitespace on either side: keep two tokens from fusing into one
+    return " " if _is_token_char(left[-1]) and _is_token_char(right[0]) else ""
+
+
+def remove_runs(text: str, starts: np.ndarray, ends: np.ndarray, runs: np.ndarray) -> str:
+    """`text` without the character spans of the token runs, joined cleanly (module docstring)."""
+    if len(runs) == 0:
+        return text
+    n_tokens = len(starts)
+    pieces: list[str] = []  # kept pieces; each one after the first holds at least one token
+    cursor = 0
+    for a, b in runs:
+        s, e = int(starts[a]), int(ends[b - 1])
+        lo = int(ends[a - 1]) if a > 0 else 0
+        hi = int(starts[b]) if b < n_tokens else len(text)
+        j = s
+        while j > lo and not text[j - 1].isspace():
+            j -= 1
+        if j == 0 or text[j - 1].isspace():  # glued punctuation reaches whitespace: take it
+            s = j
+        j = e
+        while j < hi and not text[j].isspace():
+            j += 1
+        if j == len(text) or text[j].isspace():
+            e = j
+        pieces.append(text[cursor:s])
+        cursor = e
+    pieces.append(text[cursor:])
+    out: list[str] = []
+    for index, piece in enumerate(pieces):
+        if not out:  # everything so far was cut: no whitespace left over at the start
+            kept = piece if index == 0 else piece.lstrip()
+            if kept.strip():
+                out.append(kept)
+            continue
+        left = out[-1].rstrip()
+        right = piece.lstrip()
+        if not right:  # end of text: drop the trailing whitespace at the cut
+            out[-1] = left
+            continue
+        left_space = out[-1][len(left):]
+        right_space = piece[:len(piece) - len(right)]
+        out[-1] = left
+        out.append(_joiner(left, left_space, right_space, right))
+        out.append(right)
+    return "".join(out)
+
+
+def mask_runs(text: str, starts: np.ndarray, ends: np.ndarray, runs: np.ndarray,
+              mask_text: str = DEFAULT_MASK) -> str:
+    """`text` with each run's character span replaced by `mask_text`."""
+    out: list[str] = []
+    cursor = 0
+    for s, e in run_char_spans(starts, ends, runs):
+        out.append(text[cursor:s])
+        out.append(mask_text)
+        cursor = e
+    out.append(text[cursor:])
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class CleanParams:
+    mode: str = "remove"
+    keep_first: bool = False
+    allow: tuple[str, ...] = ()
+    drop_above: float | None = None
+    mask_text: str = DEFAULT_MASK
+
+    def validate(self) -> None:
+        if self.mode not in MODES:
+            raise ParameterError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        if self.drop_above is not None and not 0.0 <= self.drop_above <= 1.0:
+            raise ParameterError(f"drop_above is a share between 0 and 1, got {self.drop_above}")
+
+
+class Cleaner:
+    """Estimator-style cleaner: `Cleaner(mode=...).fit(corpus, coverage)`, then `transform`
+    (document batches -> record batches) or `clean(inputs, output)`."""
+
+    def __init__(self, mode: str = "remove", keep_first: bool = False,
+                 allow: Sequence[str] = (), drop_above: float | None = None,
+                 mask_text: str = DEFAULT_MASK):
+        self.params = CleanParams(mode, bool(keep_first), tuple(allow), drop_above, mask_text)
+
+    def fit(self, corpus, coverage: Coverage,
+            tokenize: Callable[[str], list[str]] | None = None) -> "Cleaner":
+        self.params.validate()
+        if tokenize is None:
+            from corpus_miner.corpus import tokenize
+        n_tokens = len(corpus.tokens)
+        protected = np.zeros(n_tokens, dtype=np.uint8)
+        if self.params.allow:
+            allowed, _ = phrases_from_texts(self.params.allow, corpus.vocab, tokenize)
+            allowed_keys = {tuple(allowed.phrase_ids(i).tolist()) for i in range(len(allowed))}
+            keep = np.array([tuple(coverage.phrases.phrase_ids(i).tolist()) not in allowed_keys
+                             for i in range(len(coverage.phrases))], dtype=bool)
+            if not keep.all():
+                coverage = coverage.recompute(corpus, keep)
+            occ = find_occurrences(corpus, allowed)
+            protected |= kernels.mark_intervals(n_tokens, occ.start,
+                                                allowed.lengths[occ.phrase].astype(np.int64))
+        if self.params.keep_first and len(coverage.phrases):
+            occ = coverage.occurrences
+            first_doc = np.full(len(coverage.phrases), np.iinfo(np.int64).max, dtype=np.int64)
+            np.minimum.at(first_doc, occ.phrase, occ.doc)
+            in_first = occ.doc == first_doc[occ.phrase]
+            protected |= kernels.mark_intervals(
+                n_tokens, occ.start[in_first],
+                coverage.phrases.lengths[occ.phrase[in_first]].astype(np.int64))
+        self.coverage_ = coverage
+        self.mask_ = coverage.covered & (1 - protected)
+        self.doc_offsets_ = coverage.doc_offsets
+        self.doc_handled_ = kernels.count_per_document(self.mask_, coverage.doc_offsets)
+        doc_tokens = np.diff(coverage.doc_offsets)
+        self.doc_share_ = np.divide(self.doc_handled_, doc_tokens, out=np.zeros(len(doc_tokens)),
+                                    where=doc_tokens > 0)
+        self.dropped_ = (np.zeros(len(doc_tokens), dtype=bool) if self.params.drop_above is None
+                         else self.doc_share_ > self.params.drop_above)
+        self.doc_ids_ = getattr(corpus, "doc_ids", None)
+        return self
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "mask_"):
+            raise NotFittedError("Cleaner is not fitted; call fit(corpus, coverage) first")
+
+    def document(self, doc: int, text: str) -> tuple[str, list[list[int]], float]:
+        """(cleaned text, junk spans, handled share) of document `doc` whose original is `text`."""
+        self._check_fitted()
+        a, b = int(self.doc_offsets_[doc]), int(self.doc_offsets_[doc + 1])
+        if self.doc_handled_[doc] == 0:
+            return text, [], float(self.doc_share_[doc])
+        from corpus_miner.corpus import token_spans
+
+        starts, ends = token_spans(text)
+        if len(starts) != b - a:
+            raise InputError(f"document {doc}: text has {len(starts)} tokens but the corpus had "
+                             f"{b - a}; the input changed since it was loaded, run again")
+        runs = kernels.covered_runs(self.mask_, a, b)
+        spans = run_char_spans(starts, ends, runs)
+        if self.params.mode == "remove":
+            text = remove_runs(text, starts, ends, runs)
+        elif self.params.mode == "mask":
+            text = mask_runs(text, starts, ends, runs, self.params.mask_text)
+        return text, spans, float(self.doc_share_[doc])
+
+    def transform(self, batches: Iterable, text_field: str = "text") -> Iterator:
+        """DocumentBatch stream (same inputs and order as the fitted corpus) -> pa.Table stream
+        of the kept documents with all their fields."""
+        import pyarrow as pa
+
+        self._check_fitted()
+        for doc, batch in aligned_batches(batches, self.doc_ids_, len(self.doc_offsets_) - 1):
+            new_texts, spans, shares = [], [], []
+            for i, text in enumerate(batch.texts.to_pylist()):
+                cleaned, doc_spans, share = self.document(doc + i, text or "")
+                new_texts.append(cleaned)
+                spans.append(doc_spans)
+                shares.append(share)
+            records = batch.records
+            if isinstance(records, pa.RecordBatch):
+                records = pa.Table.from_batches([records])
+            names = records.schema.names
+            if self.params.mode == "annotate":
+                for name, column in (("junk_spans", pa.array(spans, pa.list_(pa.list_(pa.int64())))),
+                                     ("junk_share", pa.array(shares, pa.float64()))):
+                    if name in names:  # annotating an annotated corpus: replace, don't duplicate
+                        records = records.remove_column(records.schema.get_field_index(name))
+                    records = records.append_column(name, column)
+            else:
+                column = pa.array(new_texts, type=pa.string())
+                if text_field in names:
+                    i = names.index(text_field)
+                    field = records.schema.field(i)
+                    if pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
+                        column = column.cast(field.type)
+                    records = records.set_column(i, field.with_type(column.type), column)
+                else:
+                    records = records.append_column(text_field, column)
+            keep = ~self.dropped_[doc:doc + len(batch.texts)]
+            yield records.filter(pa.array(keep)) if not keep.all() else records
+
+    def write(self, inputs, output, *, text_field: str = "text", id_field: str = "id",
+              skip_bad: bool = False) -> dict:
+        """Re-read `inputs` (the ones the corpus was loaded from), clean them and write `output`
+        (.jsonl, .jsonl.gz or .parquet) atomically; returns summary() plus rows written."""
+        from corpus_miner.corpus import read_documents, write_records
+
+        self._check_fitted()
+        batches = read_documents(inputs, text_field=text_field, id_field=id_field,
+                                 skip_bad=skip_bad)
+        rows = write_records(self.transform(batches, text_field), output)
+        return {**self.summary(), "documents_written": int(rows)}
+
+    def summary(self) -> dict:
+        self._check_fitted()
+        kept = ~self.dropped_
+        return {
+            "mode": self.params.mode,
+            "documents": len(self.dropped_),
+            "documents_dropped": int(self.dropped_.sum()),
+            "documents_changed": int(((self.doc_handled_ > 0) & kept).sum()),
+            "tokens": int(self.doc_offsets_[-1]),
+            "tokens_handled": int(self.doc_handled_.sum()),
+            "tokens_protected": int(self.coverage_.covered.sum() - self.mask_.sum()),
+        }
