@@ -56,13 +56,16 @@ details summary{cursor:pointer;list-style:none}
 details summary::-webkit-details-marker{display:none}
 details summary .phrase::before{content:"\\25B8";color:var(--muted);margin-right:6px}
 details[open] summary .phrase::before{content:"\\25BE"}
-.phrase{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:13px;
-word-break:break-word}
+.phrase{font-size:14px;word-break:break-word}
+td.phrase{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:13px}
 .ex{margin:8px 0 4px 18px;padding:8px 10px;border-left:3px solid var(--mark);background:#fffaf4;
 border-radius:0 6px 6px 0;font-size:13.5px;word-break:break-word}
 .ex .doc{display:block;color:var(--muted);font-size:12px;margin-bottom:2px}
 mark{background:var(--mark);color:inherit;border-radius:3px;padding:0 1px}
 .muted{color:var(--muted)}
+.tokens{margin:6px 0 0 18px;color:var(--muted);font-size:12px;word-break:break-word;
+font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+.tokens b{font-family:system-ui,sans-serif;font-weight:600;margin-right:4px}
 .snippet{color:var(--muted);font-size:13px;word-break:break-word}
 .twocol{display:grid;grid-template-columns:1fr;gap:18px}
 footer{margin-top:40px;color:var(--muted);font-size:13px;border-top:1px solid var(--line);
@@ -87,8 +90,8 @@ def _bar(share: float, label: str | None = None) -> str:
 
 
 def _histogram_svg(edges: list[float], counts: list[int]) -> str:
-    width, height, left, bottom, top = 760, 230, 46, 30, 16
-    plot_w, plot_h = width - left - 12, height - bottom - top
+    width, height, left, bottom, top, right = 760, 230, 46, 30, 16, 22
+    plot_w, plot_h = width - left - right, height - bottom - top
     peak = max(counts) if counts and max(counts) > 0 else 1
     n = len(counts)
     step = plot_w / max(n, 1)
@@ -96,7 +99,7 @@ def _histogram_svg(edges: list[float], counts: list[int]) -> str:
              'aria-label="documents by covered share">']
     for frac in (0.25, 0.5, 0.75, 1.0):  # horizontal grid lines with counts
         y = top + plot_h * (1 - frac)
-        parts.append(f'<line x1="{left}" x2="{width - 12}" y1="{y:.1f}" y2="{y:.1f}" '
+        parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" '
                      'stroke="#e3e7ef"/>')
         parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">'
                      f'{_num(round(peak * frac))}</text>')
@@ -119,7 +122,7 @@ def _histogram_svg(edges: list[float], counts: list[int]) -> str:
             parts.append(f'<text x="{x + (step - 3) / 2:.1f}" y="{top + plot_h - h - 3:.1f}" '
                          f'text-anchor="middle" style="font-size:10.5px">{_num(count)}</text>')
     baseline = top + plot_h
-    parts.append(f'<line x1="{left}" x2="{width - 12}" y1="{baseline}" y2="{baseline}" '
+    parts.append(f'<line x1="{left}" x2="{width - right}" y1="{baseline}" y2="{baseline}" '
                  'stroke="#9aa3b5"/>')
     for frac in (0, 0.25, 0.5, 0.75, 1.0):
         x = left + plot_w * frac
@@ -152,15 +155,17 @@ def _hogs_table(rows: list[dict], covered_total: int) -> str:
     peak = max(max(r["tokens_covered"] for r in rows), 1)
     body = []
     for i, r in enumerate(rows, 1):
-        short = r["phrase"] if len(r["phrase"]) <= 170 else r["phrase"][:167] + "…"
-        full = "" if short == r["phrase"] else (
-            f'<div class="phrase" style="margin:6px 0 0 18px">{escape(r["phrase"])}</div>')
+        # label: the phrase as it reads in the first example (case, punctuation), else its tokens
+        label = r["examples"][0]["match"] if r["examples"] else r["phrase"]
+        short = label if len(label) <= 170 else label[:167] + "…"
+        full = (f'<div class="tokens"><b>tokens</b> {escape(r["phrase"])}</div>')
         examples = _examples(r["examples"]) or (
             '<div class="ex muted">no example contexts collected</div>')
+        opened = " open" if i == 1 else ""
         share = r["tokens_covered"] / covered_total if covered_total else 0.0
         covered_bar = _bar(r["tokens_covered"] / peak, _num(r["tokens_covered"]))
         body.append(
-            f'<tr><td class="rank">{i}</td><td><details><summary><span class="phrase">'
+            f'<tr><td class="rank">{i}</td><td><details{opened}><summary><span class="phrase">'
             f'{escape(short)}</span></summary>{full}{examples}</details></td>'
             f'<td class="n">{_num(r["length"])}</td><td class="n">{_num(r["df"])}</td>'
             f'<td class="n">{_num(r["psi"])}</td>'

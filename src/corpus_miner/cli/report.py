@@ -1,0 +1,216 @@
+"""`corpus-miner report` (how much repeated text, where) and `corpus-miner clean` (take it out).
+
+Both mine the inputs with BloomSpan at --sigma / --min-length (or apply a reviewed phrase list with
+--phrases), compute the exact coverage mask, then read the inputs a second time for the original
+text: the report for example contexts and --group-by values, the cleaner to rewrite documents.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from corpus_miner.errors import InputError, ParameterError
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    from corpus_miner.cli.common import add_input_arguments
+    from corpus_miner.phrases.params import ALGORITHMS
+
+    add_input_arguments(parser)
+    parser.add_argument("--sigma", type=int, default=20,
+                        help="a phrase is repeated when it occurs in at least SIGMA documents "
+                        "(default 20)")
+    parser.add_argument("--min-length", type=int, default=10,
+                        help="minimum phrase length in tokens (default 10)")
+    parser.add_argument("--algorithm", choices=ALGORITHMS, default="bloomspan",
+                        help="mining algorithm (same answer; default bloomspan)")
+    parser.add_argument("--phrases", default=None, metavar="FILE",
+                        help="apply this phrase list (output of `corpus-miner phrases`, possibly "
+                        "edited: .jsonl, .jsonl.gz, .tsv, .parquet, or .txt with one phrase per "
+                        "line) instead of mining; covered = inside an occurrence of a listed "
+                        "phrase; --sigma and --min-length are then ignored")
+
+
+def register(subparsers) -> None:
+    report = subparsers.add_parser(
+        "report", help="how much of the corpus is repeated text, and where (HTML/JSON)",
+        description="Mine repeated phrases and report the covered share of the corpus, of each "
+        "document and of each group, with the biggest hogs and example contexts.")
+    _add_common(report)
+    report.add_argument("-o", "--output", default=None, metavar="HTML",
+                        help="write the report as one self-contained HTML file")
+    report.add_argument("--json", default=None, metavar="FILE",
+                        help="write the figures as JSON ('-' for stdout)")
+    report.add_argument("--group-by", default=None, metavar="FIELD[:host]",
+                        help="per-group figures by this input field; FIELD:host groups URLs by "
+                        "host name")
+    report.add_argument("--top", type=int, default=25, help="hogs listed per ranking (25)")
+    report.add_argument("--examples", type=int, default=3, help="example contexts per hog (3)")
+    report.add_argument("--template-share", type=float, default=0.9,
+                        help="documents at or above this covered share count as almost entirely "
+                        "template (0.9)")
+    report.add_argument("--title", default="Repeated text report", help="title of the HTML page")
+    report.set_defaults(handler=run_report)
+
+    clean = subparsers.add_parser(
+        "clean", help="write the corpus back without its repeated text",
+        description="Mine repeated phrases (or apply --phrases) and write every document back "
+        "(same ids, fields and order) with the covered text removed, masked or annotated.")
+    _add_common(clean)
+    clean.add_argument("-o", "--output", required=True, metavar="OUT",
+                       help="output file: .jsonl, .jsonl.gz or .parquet (written atomically)")
+    clean.add_argument("--mode", choices=("remove", "mask", "annotate"), default="remove",
+                       help="remove: cut covered spans and join the rest cleanly; mask: replace "
+                       "them by --mask-text; annotate: keep the text, add junk_spans ([start, end) "
+                       "character offsets) and junk_share (default remove)")
+    clean.add_argument("--mask-text", default="[…]", help="replacement in mask mode ([…])")
+    clean.add_argument("--keep-first", action="store_true",
+                       help="the first document (input order) containing a phrase keeps its "
+                       "occurrences of that phrase intact")
+    clean.add_argument("--allow", default=None, metavar="FILE",
+                       help="phrases never handled (same formats as --phrases): dropped from "
+                       "the phrase table and protected wherever they occur in full")
+    clean.add_argument("--drop-above", type=float, default=None, metavar="SHARE",
+                       help="leave out documents whose handled share of tokens is greater than "
+                       "SHARE (0..1)")
+    clean.add_argument("--json", default=None, metavar="FILE",
+                       help="write the cleaning figures as JSON ('-' for stdout)")
+    clean.set_defaults(handler=run_clean)
+
+
+def read_phrase_texts(path: str) -> list[str]:
+    """Phrase texts from a phrase file; .txt: one phrase per non-blank line."""
+    from corpus_miner.phrases.result import read_phrases
+
+    if path.lower().endswith(".txt"):
+        file = Path(path)
+        if not file.exists():
+            raise InputError(f"{path}: no such phrase file")
+        return [line.strip() for line in file.read_text(encoding="utf-8").splitlines()
+                if line.strip()]
+    return [str(row["phrase"]) for row in read_phrases(path)]
+
+
+def _check_parameters(args) -> None:
+    """Fail on bad parameters before the (long) tokenization pass."""
+    if args.phrases is None:
+        from corpus_miner.phrases.params import PhraseParams
+
+        PhraseParams(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm)
+    for name in ("json", "output"):
+        value = getattr(args, name, None)
+        if value not in (None, "-") and Path(value).is_dir():
+            raise ParameterError(f"--{name} {value}: is a folder; give a file name")
+
+
+def _coverage(args, corpus):
+    from corpus_miner.corpus import tokenize
+    from corpus_miner.phrases.coverage import Coverage, phrases_from_texts
+
+    if args.phrases is not None:
+        texts = read_phrase_texts(args.phrases)
+        table, unmatched = phrases_from_texts(texts, corpus.vocab, tokenize)
+        if unmatched:
+            print(f"note: {len(unmatched):,} of {len(texts):,} listed phrases contain a token "
+                  "this corpus never has, so they cannot occur", file=sys.stderr)
+        return Coverage.from_phrase_list(corpus, table)
+    from corpus_miner.phrases.miner import BloomSpan
+
+    miner = BloomSpan(sigma=args.sigma, min_length=args.min_length,
+                      algorithm=args.algorithm).fit(corpus)
+    return Coverage.from_miner(miner, corpus)
+
+
+def _original_inputs(args) -> bool:
+    from corpus_miner.corpus import is_saved_corpus
+
+    return not (len(args.inputs) == 1 and args.inputs[0] != "-"
+                and is_saved_corpus(args.inputs[0]))
+
+
+def _write_json(data: dict, path: str) -> None:
+    from corpus_miner.atomic import atomic_path
+
+    text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def run_report(args) -> int:
+    from corpus_miner.cli.common import corpus_from_args
+    from corpus_miner.corpus import read_documents
+    from corpus_miner.phrases.report import CoverageReport
+
+    _check_parameters(args)
+    if args.output is not None and not args.output.lower().endswith((".html", ".htm")):
+        raise ParameterError(f"-o {args.output}: the report is HTML; name it .html "
+                             "(use --json for the figures)")
+    rereadable = _original_inputs(args) and "-" not in args.inputs
+    if args.group_by and not rereadable:
+        raise ParameterError("--group-by reads the inputs a second time, which a saved corpus "
+                             "(no fields) or stdin ('-') cannot give; use the original files")
+    corpus = corpus_from_args(args)
+    coverage = _coverage(args, corpus)
+    report = CoverageReport(coverage, top=args.top, examples=args.examples,
+                            template_share=args.template_share, group_by=args.group_by,
+                            title=args.title, inputs=args.inputs)
+    if rereadable:
+        report.collect(read_documents(args.inputs, text_field=args.text_field,
+                                      id_field=args.id_field, skip_bad=args.skip_bad),
+                       corpus.doc_ids)
+    else:
+        print("note: no example contexts (stdin or a saved corpus cannot be read again)",
+              file=sys.stderr)
+    if args.output is not None:
+        report.write_html(args.output)
+    if args.json is not None:
+        report.write_json(args.json)
+    print(report.terminal_summary(), file=sys.stderr)
+    if args.output is not None:
+        print(f"report: wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+_DONE = {"remove": "removed", "mask": "masked", "annotate": "annotated"}
+
+
+def run_clean(args) -> int:
+    from corpus_miner.cli.common import corpus_from_args
+    from corpus_miner.corpus import writers
+    from corpus_miner.phrases.clean import Cleaner, CleanParams
+
+    _check_parameters(args)
+    if not args.output.lower().endswith(writers.OUTPUT_SUFFIXES):
+        raise ParameterError(f"-o {args.output}: use one of {', '.join(writers.OUTPUT_SUFFIXES)}")
+    allow = tuple(read_phrase_texts(args.allow)) if args.allow else ()
+    params = CleanParams(args.mode, args.keep_first, allow, args.drop_above, args.mask_text)
+    params.validate()
+    if not _original_inputs(args):
+        raise InputError(f"{args.inputs[0]}: a saved corpus keeps no original text; clean needs "
+                         "the original JSONL/Parquet/text inputs")
+    if "-" in args.inputs:
+        raise ParameterError("clean reads its inputs twice (tokens, then text); stdin ('-') "
+                             "cannot be read twice: save it to a file first")
+    corpus = corpus_from_args(args)
+    coverage = _coverage(args, corpus)
+    cleaner = Cleaner(args.mode, args.keep_first, allow, args.drop_above, args.mask_text)
+    cleaner.fit(corpus, coverage)
+    stats = cleaner.write(args.inputs, args.output, text_field=args.text_field,
+                          id_field=args.id_field, skip_bad=args.skip_bad)
+    stats["coverage"] = coverage.share
+    stats["handled_share"] = stats["tokens_handled"] / stats["tokens"] if stats["tokens"] else 0.0
+    if args.json is not None:
+        _write_json(stats, args.json)
+    print(f"clean: {stats['documents_written']:,} of {stats['documents']:,} documents written "
+          f"to {args.output} ({stats['documents_changed']:,} changed, "
+          f"{stats['documents_dropped']:,} dropped); {stats['tokens_handled']:,} of "
+          f"{stats['tokens']:,} tokens {_DONE[args.mode]} ({100 * stats['handled_share']:.1f}%)"
+          + (f", {stats['tokens_protected']:,} protected" if stats["tokens_protected"] else ""),
+          file=sys.stderr)
+    return 0
