@@ -103,7 +103,7 @@ def _parse_with_python(chunk: bytes, first_line: int, name: str, text_field: str
                              f"({_one_line(exc)}); fix the line or pass --skip-bad") from None
         text = row.get(text_field)
         if isinstance(text, str) and _has_surrogates(text):  # from escapes like "\ud800"
-            row[text_field] = text.encode("utf-8", "replace").decode("utf-8")
+            row[text_field] = "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
             replaced = True
         invalid_utf8 += replaced
         rows.append(row)

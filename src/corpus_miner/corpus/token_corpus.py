@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,6 +113,7 @@ class TokenCorpus:
                 "arrays": entries,
             }
             (tmp / "metadata.json").write_text(json.dumps(metadata, indent=2) + "\n")
+            tmp.chmod(0o777 & ~_umask())  # mkdtemp made it private; a corpus is ordinary data
         return path
 
     @classmethod
@@ -143,6 +145,12 @@ class TokenCorpus:
                    StringList(arrays["doc_id_offsets"], arrays["doc_id_bytes"]),
                    StringList(arrays["vocab_offsets"], arrays["vocab_bytes"]),
                    ReadStats(**stats) if isinstance(stats, dict) else None)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _as_string_list(strings) -> StringList:

@@ -53,14 +53,16 @@ def token_spans(text: str) -> tuple[np.ndarray, np.ndarray]:
 class TokenIdAssigner:
     """Accumulates token ids for batches of documents; ids follow order of first appearance."""
 
-    def __init__(self, initial_vocab: int = 1 << 14):
+    def __init__(self, initial_vocab: int = 1 << 14, initial_tokens: int = 1 << 16):
+        if initial_vocab < 1 or initial_tokens < 1:
+            raise ValueError("initial capacities must be positive")
         self._info, self._lower = code_point_tables()
         self._state = np.zeros(kernels.STATE_SIZE, dtype=np.int64)
         self._table = np.full(2 * initial_vocab, -1, dtype=np.int32)
         self._vocab_hash = np.zeros(initial_vocab, dtype=np.uint64)
         self._vocab_offsets = np.zeros(initial_vocab + 1, dtype=np.int64)
         self._vocab_bytes = np.zeros(16 * initial_vocab, dtype=np.uint8)
-        self._tokens = np.zeros(1 << 16, dtype=np.uint32)
+        self._tokens = np.zeros(initial_tokens, dtype=np.uint32)
         self._doc_ends = np.zeros(1 << 10, dtype=np.int64)  # token count after each document
         self.n_docs = 0
         self.special_docs = 0  # documents that needed the exact str.lower() path

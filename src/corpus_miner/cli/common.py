@@ -1,0 +1,58 @@
+"""Helpers shared by every subcommand: input arguments, loading a corpus, summary lines."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from corpus_miner.corpus import ReadStats, TokenCorpus, load_corpus
+
+
+def add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    """INPUT... plus --text-field, --id-field, --skip-bad."""
+    parser.add_argument(
+        "inputs", nargs="+", metavar="INPUT",
+        help="JSONL (.jsonl, .gz, .zst), Parquet file or folder, folder of text files (one "
+             "document per file), '-' for JSONL on stdin, or one saved corpus folder")
+    parser.add_argument("--text-field", default="text",
+                        help="field holding the document text (default: %(default)s)")
+    parser.add_argument("--id-field", default="id",
+                        help="field holding the document id; when absent the 0-based row number "
+                             "(default: %(default)s)")
+    parser.add_argument("--skip-bad", action="store_true",
+                        help="skip malformed JSON lines (counted in the summary) instead of failing")
+
+
+def corpus_from_args(args: argparse.Namespace, progress: bool = True) -> TokenCorpus:
+    """Read and tokenize the inputs named on the command line (progress bar only on a TTY)."""
+    return load_corpus(args.inputs, text_field=args.text_field, id_field=args.id_field,
+                       skip_bad=args.skip_bad, progress=progress)
+
+
+def print_summary(label: str, **values: Any) -> None:
+    """One line on stderr: `label: key value, key value`; numbers get thousands separators."""
+    parts = [f"{key.replace('_', ' ')} {_format(value)}" for key, value in values.items()]
+    print(f"{label}: " + ", ".join(parts), file=sys.stderr)
+
+
+def print_read_problems(stats: ReadStats | None) -> None:
+    """A stderr line for each kind of bad input that was tolerated, so nothing goes unnoticed."""
+    if stats is None:
+        return
+    problems = {"bad_lines_skipped": stats.bad_lines_skipped,
+                "invalid_utf8_replaced": stats.invalid_utf8_replaced,
+                "null_texts": stats.null_texts}
+    problems = {k: v for k, v in problems.items() if v}
+    if problems:
+        print_summary("warning", **problems)
+
+
+def _format(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.3f}" if abs(value) < 1000 else f"{value:,.0f}"
+    return str(value)

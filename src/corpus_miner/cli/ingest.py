@@ -1,0 +1,78 @@
+"""`corpus-miner stats` and `corpus-miner tokenize`: read and tokenize, report or save."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from corpus_miner.cli.common import (add_input_arguments, corpus_from_args, print_read_problems,
+                                     print_summary)
+
+
+def register(subparsers) -> None:
+    stats = subparsers.add_parser(
+        "stats", help="count documents, tokens and vocabulary of a corpus",
+        description="Read and tokenize INPUT... and print documents, tokens, vocabulary, bytes, "
+                    "seconds and tokens/s (plus counts of tolerated bad input).")
+    add_input_arguments(stats)
+    stats.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    stats.set_defaults(handler=run_stats)
+
+    tokenize = subparsers.add_parser(
+        "tokenize", help="tokenize a corpus and save it as a folder for later commands",
+        description="Read and tokenize INPUT... and save the token corpus (memory-mappable .npy "
+                    "arrays + metadata.json) to DIR; later commands accept DIR as their input.")
+    add_input_arguments(tokenize)
+    tokenize.add_argument("-o", "--output", required=True, metavar="DIR",
+                          help="folder to write (replaced atomically if it exists)")
+    tokenize.set_defaults(handler=run_tokenize)
+
+
+def _measure(args: argparse.Namespace):
+    start = time.perf_counter()
+    corpus = corpus_from_args(args)
+    return corpus, time.perf_counter() - start
+
+
+def _figures(corpus, seconds: float) -> dict:
+    stats = corpus.read_stats
+    figures = {
+        "documents": corpus.n_docs,
+        "tokens": corpus.n_tokens,
+        "vocabulary": corpus.n_vocab,
+        "bytes": stats.bytes if stats else None,
+        "seconds": round(seconds, 4),
+        "tokens_per_second": round(corpus.n_tokens / seconds) if seconds > 0 else None,
+    }
+    if stats is not None:
+        figures.update(files=stats.files, bad_lines_skipped=stats.bad_lines_skipped,
+                       invalid_utf8_replaced=stats.invalid_utf8_replaced,
+                       null_texts=stats.null_texts)
+    return figures
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    corpus, seconds = _measure(args)
+    figures = _figures(corpus, seconds)
+    if args.json:
+        print(json.dumps(figures))
+        return 0
+    width = max(len(k) for k in figures)
+    for key, value in figures.items():
+        if value is None:
+            continue
+        shown = f"{value:,}" if isinstance(value, int) else f"{value:,.3f}"
+        print(f"{key.replace('_', ' '):<{width}}  {shown}")
+    print_read_problems(corpus.read_stats)
+    return 0
+
+
+def run_tokenize(args: argparse.Namespace) -> int:
+    corpus, seconds = _measure(args)
+    corpus.save(args.output)
+    print_summary(f"tokenized into {args.output}", documents=corpus.n_docs,
+                  tokens=corpus.n_tokens, vocabulary=corpus.n_vocab, seconds=seconds)
+    print_read_problems(corpus.read_stats)
+    return 0

@@ -1,0 +1,124 @@
+"""TokenCorpus: building, save/load round trip, and refusal of damaged folders."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from corpus_miner.corpus import StringList, TokenCorpus, load_corpus
+from corpus_miner.errors import FormatError
+from tests.corpus.reference import reference_ids
+
+DOCS = [{"id": "d1", "text": "The cat sat. THE CAT!"}, {"id": "d2", "text": ""},
+        {"id": "d3", "text": "Ωmega σας ΣΑΣ 42"}]
+
+
+@pytest.fixture
+def corpus(write_jsonl):
+    return load_corpus([write_jsonl("docs.jsonl", DOCS)])
+
+
+def test_load_corpus_matches_reference(corpus):
+    ids, vocab = reference_ids([d["text"] for d in DOCS])
+    assert corpus.n_docs == 3 and corpus.n_tokens == sum(map(len, ids))
+    assert list(corpus.vocab) == vocab and list(corpus.doc_ids) == ["d1", "d2", "d3"]
+    assert [corpus.doc_tokens(i).tolist() for i in range(3)] == ids
+    assert corpus.decode(corpus.doc_tokens(0)) == "the cat sat the cat"
+    assert corpus.token_id("cat") == 1 and corpus.token_id("dog") is None
+    assert corpus.tokens.dtype == np.uint32 and corpus.doc_offsets.dtype == np.int64
+    assert corpus.read_stats.documents == 3
+
+
+@pytest.mark.parametrize("mmap", [True, False])
+def test_save_load_round_trip(corpus, tmp_path, mmap):
+    corpus.save(tmp_path / "c")
+    loaded = TokenCorpus.load(tmp_path / "c", mmap=mmap)
+    assert isinstance(loaded.tokens, np.memmap) == mmap
+    np.testing.assert_array_equal(loaded.tokens, corpus.tokens)
+    np.testing.assert_array_equal(loaded.doc_offsets, corpus.doc_offsets)
+    assert loaded.vocab == corpus.vocab and list(loaded.doc_ids) == list(corpus.doc_ids)
+    assert loaded.read_stats == corpus.read_stats
+    assert load_corpus([tmp_path / "c"]).n_tokens == corpus.n_tokens  # saved folder as input
+
+
+def test_save_accepts_plain_lists_and_empty_corpus(tmp_path):
+    empty = TokenCorpus(np.zeros(0, np.uint32), np.zeros(1, np.int64), [], [])
+    empty.save(tmp_path / "e")
+    loaded = TokenCorpus.load(tmp_path / "e")
+    assert loaded.n_docs == 0 and loaded.n_tokens == 0 and len(loaded.vocab) == 0
+    small = TokenCorpus(np.array([1, 0, 1], np.uint32), np.array([0, 1, 3], np.int64),
+                        ["x", "y"], ["é", "b"])
+    small.save(tmp_path / "s")
+    assert TokenCorpus.load(tmp_path / "s").decode([0, 1]) == "é b"
+
+
+def test_empty_input_is_a_valid_empty_corpus(write_jsonl, tmp_path):
+    corpus = load_corpus([write_jsonl("empty.jsonl", [])])
+    assert corpus.n_docs == 0 and corpus.n_tokens == 0 and corpus.doc_offsets.tolist() == [0]
+    corpus.save(tmp_path / "c")
+    assert TokenCorpus.load(tmp_path / "c").n_docs == 0
+
+
+def test_overwrite_is_atomic_and_leaves_no_temp(corpus, tmp_path):
+    corpus.save(tmp_path / "c")
+    corpus.save(tmp_path / "c")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c", "docs.jsonl"]
+
+
+def _damage(folder, name, how):
+    path = folder / name
+    data = path.read_bytes()
+    if how == "truncate":
+        path.write_bytes(data[:-3])
+    elif how == "flip":
+        path.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    elif how == "delete":
+        path.unlink()
+
+
+@pytest.mark.parametrize("name,how,message", [
+    ("tokens.npy", "truncate", "truncated or corrupt"),
+    ("tokens.npy", "flip", "checksum mismatch"),
+    ("vocab_bytes.npy", "flip", "checksum mismatch"),
+    ("doc_offsets.npy", "delete", "missing doc_offsets.npy"),
+    ("metadata.json", "delete", "not a saved token corpus"),
+])
+def test_damaged_folder_is_refused(corpus, tmp_path, name, how, message):
+    corpus.save(tmp_path / "c")
+    _damage(tmp_path / "c", name, how)
+    with pytest.raises(FormatError, match=message):
+        TokenCorpus.load(tmp_path / "c")
+
+
+def test_truncation_is_caught_even_without_checksums(corpus, tmp_path):
+    corpus.save(tmp_path / "c")
+    _damage(tmp_path / "c", "tokens.npy", "truncate")
+    with pytest.raises(FormatError):
+        TokenCorpus.load(tmp_path / "c", verify=False)
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda m: m.update(version=99), "format version 99"),
+    (lambda m: m.update(format="other"), "is not a corpus-miner/token-corpus"),
+    (lambda m: m.update(n_tokens=m["n_tokens"] + 1), "inconsistent corpus"),
+    (lambda m: m["arrays"]["tokens"].update(shape=[1]), "differ from metadata"),
+])
+def test_metadata_mismatch_is_refused(corpus, tmp_path, edit, message):
+    corpus.save(tmp_path / "c")
+    meta_path = tmp_path / "c" / "metadata.json"
+    meta = json.loads(meta_path.read_text())
+    edit(meta)
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(FormatError, match=message):
+        TokenCorpus.load(tmp_path / "c")
+
+
+def test_string_list_behaves_like_a_list():
+    strings = StringList.from_strings(["a", "", "ß€", "a"])
+    assert len(strings) == 4 and strings[2] == "ß€" and strings[-1] == "a" and strings[1:3] == ["", "ß€"]
+    assert strings.index("a") == 0 and "ß€" in strings and "z" not in strings
+    assert strings == ["a", "", "ß€", "a"] and strings.to_arrow().to_pylist() == list(strings)
+    with pytest.raises(IndexError):
+        strings[4]

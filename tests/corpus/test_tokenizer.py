@@ -1,0 +1,150 @@
+"""The compiled tokenizer equals the plain-Python definition, spans map back to the text."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from corpus_miner.corpus import TokenIdAssigner, token_spans, tokenize
+from tests.corpus.reference import lowered_pieces, reference_ids, reference_tokens
+
+# Characters that stress the rules: case pairs, İ (two-char lowercase), Σ (final sigma), combining
+# marks, CJK, digits of several scripts, emoji with modifiers, punctuation and spaces.
+TRICKY = list("aZé ΣσςΑΒΓΟΔ İıI i\u0307\u0301\u0308\u20dd ß ǅǄﬁ 中文字 ١٢٣ ½ Ⅻ ⅻ 😀👍🏽 "
+              "'’.-,!?;:/\\\"()[] \t\n\r\u00a0\u2028 _ $ ^ Ꙋᲀ ÅÆØ Ꭰꭰ 𐐀𐐨")
+# Lone surrogates cannot be stored in Arrow (valid UTF-8 only); see test_lone_surrogate.
+texts = st.text(alphabet=st.one_of(st.sampled_from(TRICKY),
+                                   st.characters(exclude_categories=("Cs",))), max_size=40)
+
+
+def assign(docs, **capacity):
+    assigner = TokenIdAssigner(**capacity)
+    assigner.add_texts(pa.array(docs, pa.string()))
+    tokens, doc_offsets, vocab = assigner.finish()
+    return [tokens[doc_offsets[i]:doc_offsets[i + 1]].tolist() for i in range(len(docs))], vocab
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts)
+def test_tokenize_equals_reference(text):
+    assert tokenize(text) == reference_tokens(text)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(texts, max_size=6), st.integers(1, 3))
+def test_bulk_ids_equal_reference_with_tiny_buffers(docs, n_batches):
+    """Tiny initial buffers force every growth path (table, vocab slots, bytes, tokens)."""
+    expected_ids, expected_vocab = reference_ids(docs)
+    assigner = TokenIdAssigner(initial_vocab=1, initial_tokens=1)
+    for part in np.array_split(np.arange(len(docs)), n_batches):
+        assigner.add_texts(pa.array([docs[i] for i in part], pa.string()))
+    tokens, doc_offsets, vocab = assigner.finish()
+    assert vocab.to_list() == expected_vocab
+    assert tokens.dtype == np.uint32 and doc_offsets.dtype == np.int64
+    got = [tokens[doc_offsets[i]:doc_offsets[i + 1]].tolist() for i in range(len(docs))]
+    assert got == expected_ids
+
+
+def test_special_characters_take_the_exact_path():
+    docs = ["ΟΔΟΣ ΑΣ'Β", "İstanbul İ", "plain text", "ΣΑΣ σας Σ"]
+    got, vocab = assign(docs)
+    assert [[vocab[t] for t in doc] for doc in got] == [reference_tokens(d) for d in docs]
+    # final sigma at a word end, plain sigma when a cased letter follows after an apostrophe
+    assert [vocab[t] for t in got[0]] == ["\u03bf\u03b4\u03bf\u03c2", "\u03b1\u03c3", "\u03b2"]
+    assert "i̇stanbul" in vocab.to_list()  # 'İ'.lower() is two code points
+
+
+def test_ids_follow_first_appearance_and_repeat():
+    got, vocab = assign(["B a b", "", "A c"])
+    assert got == [[0, 1, 0], [], [1, 2]]
+    assert vocab.to_list() == ["b", "a", "c"]
+
+
+def test_sliced_and_large_string_arrays():
+    docs = ["x y", "Hello World", "hello again", "z"]
+    arr = pa.array(docs, pa.large_string()).slice(1, 2)
+    assigner = TokenIdAssigner()
+    assigner.add_texts(arr)
+    tokens, offsets, vocab = assigner.finish()
+    assert [vocab[t] for t in tokens] == ["hello", "world", "hello", "again"]
+    assert offsets.tolist() == [0, 2, 4]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary(max_size=40))
+def test_invalid_utf8_bytes_separate_tokens_like_replacement(raw):
+    arr = pa.StringArray.from_buffers(1, pa.py_buffer(np.array([0, len(raw)], np.int32)),
+                                      pa.py_buffer(raw))
+    assigner = TokenIdAssigner()
+    assigner.add_texts(arr)
+    tokens, _, vocab = assigner.finish()
+    assert [vocab[t] for t in tokens] == reference_tokens(raw.decode("utf-8", "replace"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts)
+def test_spans_cover_exactly_the_characters_of_each_token(text):
+    starts, ends = token_spans(text)
+    assert starts.dtype == np.int64 and ends.dtype == np.int64
+    pieces = lowered_pieces(text)
+    tokens = reference_tokens(text)
+    assert len(starts) == len(tokens)
+    for start, end, token in zip(starts.tolist(), ends.tolist(), tokens):
+        assert "".join(pieces[start:end]) == token
+        if "Σ" not in text[start:end]:  # final sigma depends on context outside the span
+            assert tokenize(text[start:end]) == [token]
+    # separators between spans produce no token characters
+    covered = np.zeros(len(text), bool)
+    for start, end in zip(starts.tolist(), ends.tolist()):
+        covered[start:end] = True
+    assert reference_tokens("".join(p for p, c in zip(pieces, covered) if not c)) == []
+
+
+def test_spans_of_length_changing_lowercase():
+    text = "Aİb, ΟΔΟΣ!"
+    starts, ends = token_spans(text)
+    assert [text[s:e] for s, e in zip(starts, ends)] == ["Aİb", "ΟΔΟΣ"]
+    assert tokenize(text) == ["ai̇b", "οδος"]
+
+
+def test_lone_surrogate_is_a_separator_in_spans():
+    text = "ab\ud800Cd"
+    assert tokenize(text) == reference_tokens(text) == ["ab", "cd"]
+    assert [list(a) for a in token_spans(text)] == [[0, 3], [2, 5]]
+
+
+def test_kernels_without_jit():
+    """The same kernels interpreted by Python (NUMBA_DISABLE_JIT=1) give the same answer."""
+    code = textwrap.dedent("""
+        import pyarrow as pa
+        from corpus_miner.corpus import TokenIdAssigner, token_spans
+        from tests.corpus.reference import reference_ids
+        docs = ["Héllo wörld, HELLO!", "ΟΔΟΣ 42 中文 İx", "", "a\\u0301b c"]
+        assigner = TokenIdAssigner(initial_vocab=1, initial_tokens=1)
+        assigner.add_texts(pa.array(docs))
+        tokens, offsets, vocab = assigner.finish()
+        ids, ref_vocab = reference_ids(docs)
+        assert vocab.to_list() == ref_vocab, vocab.to_list()
+        assert [tokens[offsets[i]:offsets[i + 1]].tolist() for i in range(4)] == ids
+        assert [list(a) for a in token_spans("ab, C")] == [[0, 4], [2, 5]]
+        print("ok")
+    """)
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    result = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+def test_capacity_arguments_are_checked():
+    with pytest.raises(ValueError):
+        TokenIdAssigner(initial_vocab=0)

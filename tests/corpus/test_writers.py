@@ -1,0 +1,43 @@
+"""write_records: JSONL, JSONL.gz and Parquet output keeps rows, order, fields and types."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from corpus_miner.corpus import read_documents, write_records
+from corpus_miner.errors import ParameterError
+
+ROWS = [{"id": "a", "text": "x y", "n": 1, "tags": ["p", "q"]},
+        {"id": "b", "text": "ü", "n": 2, "tags": []}]
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz", ".parquet"])
+def test_round_trip_through_reader(write_jsonl, tmp_path, suffix):
+    source = write_jsonl("in.jsonl", ROWS)
+    out = tmp_path / f"out{suffix}"
+    assert write_records(read_documents([source]), out) == 2
+    records = [r for b in read_documents([out]) for r in b.records.to_pylist()]
+    assert records == ROWS
+    assert list(records[0]) == ["id", "text", "n", "tags"]
+
+
+def test_parquet_widens_schema_across_batches(tmp_path):
+    first = pa.table({"id": ["a"], "text": ["x"], "url": pa.nulls(1)})
+    second = pa.table({"id": ["b"], "text": ["y"], "url": ["http://e"], "extra": [3]})
+    third = pa.table({"id": ["c"], "text": ["z"]})
+    out = tmp_path / "out.parquet"
+    assert write_records([first, second, third], out) == 3
+    table = pq.read_table(out)
+    assert table.column_names == ["id", "text", "url", "extra"]
+    assert table.to_pylist() == [
+        {"id": "a", "text": "x", "url": None, "extra": None},
+        {"id": "b", "text": "y", "url": "http://e", "extra": 3},
+        {"id": "c", "text": "z", "url": None, "extra": None}]
+    assert not [p for p in tmp_path.iterdir() if p.name != "out.parquet"]
+
+
+def test_unknown_extension_is_refused(tmp_path):
+    with pytest.raises(ParameterError, match="unknown output format"):
+        write_records(pa.table({"text": ["x"]}), tmp_path / "out.csv")
