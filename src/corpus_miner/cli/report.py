@@ -145,9 +145,10 @@ def _write_json(data: dict, path: str) -> None:
 def run_report(args) -> int:
     from corpus_miner.cli.common import corpus_from_args
     from corpus_miner.corpus import read_documents
-    from corpus_miner.phrases.report import CoverageReport
+    from corpus_miner.phrases.report import CoverageReport, parse_group_by
 
     _check_parameters(args)
+    parse_group_by(args.group_by)
     if args.output is not None and not args.output.lower().endswith((".html", ".htm")):
         raise ParameterError(f"-o {args.output}: the report is HTML; name it .html "
                              "(use --json for the figures)")
