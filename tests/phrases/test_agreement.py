@@ -27,7 +27,7 @@ def rows(table):
     return [(table.text(i), int(table.df[i]), int(table.occurrences[i])) for i in range(len(table))]
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=1500, deadline=None)
 @given(small_corpora(), st.sampled_from([None, 64]))
 def test_bloomspan_equals_fhk_equals_oracle(case, filter_bytes):
     docs, sigma, min_length = case

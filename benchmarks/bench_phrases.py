@@ -1,0 +1,265 @@
+"""BloomSpan vs FHK side by side: time, peak memory and identical answers across corpus sizes.
+
+    python benchmarks/bench_phrases.py [--quick] [--timeout 300] [--cache-dir DIR]
+
+Corpora: prefixes (1/8, 1/4, 1/2, all documents) of the real openjdk-17-doc corpus, all real
+corpora concatenated, and the generators (Synthetic 1, Synthetic 2, web). Real corpora are
+tokenized once with corpus_miner.corpus.load_corpus and cached as saved TokenCorpus folders.
+Every (corpus, setting, algorithm) runs in its own subprocess, so peak RSS belongs to that run
+alone; the worker warms the numba cache on a tiny corpus first, so compile time is not measured.
+
+Columns of benchmarks/results/bench_phrases.csv:
+  seconds          wall time of the mining call (corpus already loaded)
+  peak_rss_mb      peak resident memory of the worker process (Python, numba, corpus and mining)
+  bytes_per_token  (peak RSS - RSS just before mining) / tokens: what the mining step adds on top
+                   of the loaded corpus (4 bytes/token of uint32 ids)
+  us_per_token     seconds / tokens in microseconds
+  identical        bloomspan and fhk returned the same rows (phrase, df, occurrences, order)
+Also writes bench_phrases.png (log-log time and memory against corpus size).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+CORPORA = Path(os.environ.get("CORPUS_MINER_CORPORA", "/work/corpora"))
+REAL = ["openjdk-17-doc", "perl-doc", "python3.11-doc", "host-copyright", "postgresql-doc-15",
+        "bible-kjv", "ruby3.1-doc", "manpages", "debian-reference-en"]
+SETTINGS = [(20, 10), (3, 5)]  # the article's main setting, and a permissive one
+ALGORITHMS = ["bloomspan", "fhk"]
+COLUMNS = ["corpus", "documents", "tokens", "algorithm", "sigma", "min_length", "seconds",
+           "peak_rss_mb", "bytes_per_token", "us_per_token", "phrases", "identical"]
+
+
+# -- worker: one mining run in a fresh process ------------------------------------------------
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def worker(corpus_dir: str, algorithm: str, sigma: int, min_length: int) -> None:
+    from corpus_miner.corpus.token_corpus import TokenCorpus
+    from corpus_miner.phrases.bloomspan import mine_bloomspan
+    from corpus_miner.phrases.exact import mine_fhk
+
+    miner = {"bloomspan": mine_bloomspan, "fhk": mine_fhk}[algorithm]
+    tiny = np.array([1, 2, 3, 1, 2, 3, 0], dtype=np.uint32)
+    miner(tiny, np.array([0, 3, 6, 7], dtype=np.int64), 2, 2, ["a", "b", "c", "d"])  # warm numba
+    corpus = TokenCorpus.load(corpus_dir, mmap=False, verify=False)
+    tokens = np.ascontiguousarray(corpus.tokens)
+    offsets = np.ascontiguousarray(corpus.doc_offsets)
+    before = _rss_mb()
+    started = time.perf_counter()
+    table, stats = miner(tokens, offsets, sigma, min_length, corpus.vocab)
+    seconds = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    digest = hashlib.sha256()
+    for i in range(len(table)):
+        digest.update(table.phrase_ids(i).tobytes())
+        digest.update(f"|{int(table.df[i])}|{int(table.occurrences[i])}\n".encode())
+    json.dump({"seconds": seconds, "peak_rss_mb": peak, "rss_before_mb": before,
+               "phrases": len(table), "digest": digest.hexdigest(),
+               "top": [table.text(i)[:100] for i in range(min(3, len(table)))],
+               "stage_seconds": stats.get("seconds", {})}, sys.stdout)
+
+
+# -- corpora ------------------------------------------------------------------------------------
+def _save(corpus, path: Path) -> Path:
+    if not (path / "metadata.json").exists():
+        corpus.save(path)
+    return path
+
+
+def _prefix(corpus, n_docs: int):
+    from corpus_miner.corpus.token_corpus import TokenCorpus
+
+    end = int(corpus.doc_offsets[n_docs])
+    return TokenCorpus(corpus.tokens[:end], corpus.doc_offsets[:n_docs + 1],
+                       [corpus.doc_ids[i] for i in range(n_docs)], corpus.vocab)
+
+
+def _from_token_lists(docs, name: str):
+    from corpus_miner.corpus.token_corpus import TokenCorpus
+
+    vocab: dict[str, int] = {}
+    ids = np.fromiter((vocab.setdefault(w, len(vocab)) for doc in docs for w in doc), dtype=np.uint32)
+    offsets = np.zeros(len(docs) + 1, dtype=np.int64)
+    np.cumsum([len(doc) for doc in docs], out=offsets[1:])
+    return TokenCorpus(ids, offsets, [f"{name}-{i}" for i in range(len(docs))], list(vocab))
+
+
+def build_corpora(cache: Path, quick: bool) -> list[tuple[str, str, Path]]:
+    """(family, label, saved corpus folder) for every benchmark corpus, smallest first per family."""
+    from corpus_miner import synth
+    from corpus_miner.corpus import load_corpus
+
+    cache.mkdir(parents=True, exist_ok=True)
+    out = []
+    jdk_path = cache / "openjdk-17-doc"
+    if not (jdk_path / "metadata.json").exists():
+        print("tokenizing openjdk-17-doc ...", file=sys.stderr)
+        _save(load_corpus([str(CORPORA / "openjdk-17-doc.jsonl.gz")]), jdk_path)
+    from corpus_miner.corpus.token_corpus import TokenCorpus
+
+    jdk = TokenCorpus.load(jdk_path, mmap=False, verify=False)
+    fractions = (8, 2) if quick else (8, 4, 2)
+    for denominator in fractions:
+        n = jdk.n_docs // denominator
+        out.append(("openjdk-17-doc", f"openjdk-17-doc 1/{denominator}",
+                    _save(_prefix(jdk, n), cache / f"openjdk-17-doc-1of{denominator}")))
+    out.append(("openjdk-17-doc", "openjdk-17-doc", jdk_path))
+    if not quick:
+        all_path = cache / "all-real"
+        if not (all_path / "metadata.json").exists():
+            print("tokenizing all real corpora ...", file=sys.stderr)
+            _save(load_corpus([str(CORPORA / f"{name}.jsonl.gz") for name in REAL]), all_path)
+        out.append(("all-real", "all real corpora", all_path))
+    sizes = {
+        "synthetic1": [(250,), (500,), (1000,)] if not quick else [(100,)],
+        "synthetic2": [(1000,), (2000,), (4000,)] if not quick else [(500,)],
+        "web": [(2500,), (5000,), (10000,), (20000,)] if not quick else [(1000,)],
+    }
+    makers = {"synthetic1": lambda n: synth.synthetic1(n, 5000, seed=1),
+              "synthetic2": lambda n: synth.synthetic2(n, 1000, seed=1),
+              "web": lambda n: synth.web(n, n_sites=max(10, n // 100), seed=1)}
+    for family, size_list in sizes.items():
+        for (n,) in size_list:
+            path = cache / f"{family}-{n}"
+            if not (path / "metadata.json").exists():
+                print(f"generating {family} with {n} documents ...", file=sys.stderr)
+                _save(_from_token_lists(makers[family](n), family), path)
+            out.append((family, f"{family} {n} docs", path))
+    return out
+
+
+# -- driver -------------------------------------------------------------------------------------
+def run_one(path: Path, algorithm: str, sigma: int, min_length: int, timeout: float) -> dict | None:
+    command = [sys.executable, str(Path(__file__).resolve()), "--worker", str(path), algorithm,
+               str(sigma), str(min_length)]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        print(f"  {algorithm}: timed out after {timeout:.0f} s", file=sys.stderr)
+        return None
+    if done.returncode != 0:
+        print(f"  {algorithm}: failed: {done.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+        return None
+    return json.loads(done.stdout)
+
+
+def write_csv(rows: list[dict], path: Path) -> None:
+    from corpus_miner.atomic import atomic_path
+
+    with atomic_path(path) as tmp:
+        with open(tmp, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=COLUMNS)
+            writer.writeheader()
+            writer.writerows(rows)
+        os.chmod(tmp, 0o644)
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from corpus_miner.atomic import atomic_path
+
+    fig, (ax_time, ax_mem) = plt.subplots(1, 2, figsize=(13, 5.5))
+    families = sorted({r["corpus"].split(" ")[0] for r in rows})
+    colors = dict(zip(families, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    for family in families:
+        for algorithm, style in (("bloomspan", "-o"), ("fhk", "--s")):
+            for sigma, min_length in SETTINGS:
+                points = sorted((r["tokens"], r["seconds"], r["bytes_per_token"]) for r in rows
+                                if r["corpus"].split(" ")[0] == family and r["algorithm"] == algorithm
+                                and r["sigma"] == sigma and r["min_length"] == min_length
+                                and r["seconds"] != "")
+                if not points:
+                    continue
+                x = [p[0] for p in points]
+                fill = "full" if sigma == SETTINGS[0][0] else "none"
+                label = f"{family} {algorithm} s{sigma}/m{min_length}"
+                ax_time.plot(x, [p[1] for p in points], style, color=colors[family],
+                             fillstyle=fill, label=label, alpha=0.85)
+                ax_mem.plot(x, [p[2] for p in points], style, color=colors[family],
+                            fillstyle=fill, alpha=0.85)
+    ax_time.set(xscale="log", yscale="log", xlabel="corpus tokens", ylabel="mining seconds",
+                title="time (solid: bloomspan, dashed: fhk; filled: sigma 20/min 10)")
+    ax_mem.set(xscale="log", yscale="log", xlabel="corpus tokens",
+               ylabel="mining memory, bytes per token", title="peak RSS added by mining")
+    for ax in (ax_time, ax_mem):
+        ax.grid(True, which="both", alpha=0.3)
+    ax_time.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=110)
+        os.chmod(tmp, 0o644)
+    plt.close(fig)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a few small corpora only")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds per run (default 300)")
+    parser.add_argument("--cache-dir", default=os.path.join(tempfile.gettempdir(),
+                                                            "corpus-miner-bench"),
+                        help="where tokenized corpora are kept between runs")
+    parser.add_argument("--output", default=str(RESULTS / "bench_phrases.csv"))
+    args = parser.parse_args(argv)
+    started = time.time()
+    corpora = build_corpora(Path(args.cache_dir), args.quick)
+    rows = []
+    for family, label, path in corpora:
+        meta = json.loads((path / "metadata.json").read_text())
+        n_tokens, n_docs = int(meta["n_tokens"]), int(meta["n_docs"])
+        for sigma, min_length in SETTINGS:
+            print(f"{label}: {n_tokens} tokens, sigma {sigma}, min length {min_length}",
+                  file=sys.stderr)
+            results = {a: run_one(path, a, sigma, min_length, args.timeout) for a in ALGORITHMS}
+            digests = {r["digest"] for r in results.values() if r}
+            identical = "" if len(digests) == 0 or None in results.values() else \
+                str(len(digests) == 1).lower()
+            for algorithm, result in results.items():
+                row = {"corpus": label, "documents": n_docs, "tokens": n_tokens,
+                       "algorithm": algorithm, "sigma": sigma, "min_length": min_length,
+                       "identical": identical}
+                if result:
+                    added = max(0.0, result["peak_rss_mb"] - result["rss_before_mb"])
+                    row.update(seconds=round(result["seconds"], 3),
+                               peak_rss_mb=round(result["peak_rss_mb"], 1),
+                               bytes_per_token=round(added * 2**20 / max(n_tokens, 1), 2),
+                               us_per_token=round(result["seconds"] * 1e6 / max(n_tokens, 1), 4),
+                               phrases=result["phrases"])
+                    print(f"  {algorithm}: {result['seconds']:.2f} s, {row['bytes_per_token']} B/token"
+                          f", {result['phrases']} phrases, identical={identical}", file=sys.stderr)
+                else:
+                    row.update(seconds="", peak_rss_mb="", bytes_per_token="", us_per_token="",
+                               phrases="")
+                rows.append(row)
+            write_csv(rows, Path(args.output))  # keep partial results if interrupted
+    plot(rows, Path(args.output).with_suffix(".png"))
+    print(f"done in {time.time() - started:.0f} s: {args.output}", file=sys.stderr)
+    return 0 if all(r["identical"] != "false" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        worker(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+    else:
+        sys.exit(main())
