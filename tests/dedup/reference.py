@@ -15,10 +15,10 @@ def splitmix64(x: int) -> int:
 
 
 def hash_bytes(data: bytes) -> int:
-    h = 0xCBF29CE484222325
-    for byte in data:
-        h = ((h ^ byte) * 0x100000001B3) & M64
-    return splitmix64(h)
+    h = 0xCBF29CE484222325 ^ len(data)
+    for start in range(0, len(data), 8):
+        h = splitmix64(h ^ int.from_bytes(data[start:start + 8].ljust(8, b"\0"), "little"))
+    return h
 
 
 def normalize(text: str) -> str:

@@ -11,7 +11,9 @@ from . import reference as ref
 
 # Letters without special-case lowering (Python and utf8proc agree on them), multi-byte included,
 # plus every kind of whitespace the normaliser collapses.
-ALPHABET = "abcXYZ éÉßøЖж漢字😀 \t\n\r\u00a0\u2003\x0b\x1c\u3000"
+ALPHABET = ("abcXYZ éÉßøЖж漢字😀 \t\n\r\u00a0\u2003\x0b\x1c\u3000\x85\u1680\u2028\u2029\u202f"
+            "\u205f\u200a\x1f"
+            "\u200b\u2030\u00a1\u2080\u3001\u1681")  # last line: near misses, not whitespace
 texts_strategy = st.lists(st.text(alphabet=ALPHABET, max_size=40), min_size=1, max_size=8)
 
 

@@ -21,8 +21,7 @@ EMPTY_SLOT = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 _LOW32 = np.uint64(0xFFFFFFFF)
 _LOW29 = np.uint64((1 << 29) - 1)
-FNV_OFFSET = np.uint64(0xCBF29CE484222325)
-FNV_PRIME = np.uint64(0x100000001B3)
+SHINGLE_SEED = np.uint64(0xCBF29CE484222325)
 
 
 @njit(cache=True, inline="always")

@@ -72,13 +72,22 @@ def oph_kernel(hashes, offsets, a0, b0, num_perm, salt):
     a_lo = a0 & np.uint64(0xFFFFFFFF)
     bins = np.uint64(num_perm)
     sig = np.full((n_docs, num_perm), EMPTY_SLOT, np.uint64)
+    longest = 0
+    for d in range(n_docs):
+        longest = max(longest, offsets[d + 1] - offsets[d])
+    values = np.empty(longest, np.uint64)
+    slots = np.empty(longest, np.uint64)
     for d in range(n_docs):
         row = sig[d]
-        for i in range(offsets[d], offsets[d + 1]):
-            g = universal_hash61(a_hi, a_lo, b0, reduce61(hashes[i]))
-            j = ((g >> np.uint64(29)) * bins) >> np.uint64(32)  # top 32 bits -> bin, no division
-            if g < row[j]:
-                row[j] = g
+        start, count = offsets[d], offsets[d + 1] - offsets[d]
+        for i in range(count):  # independent iterations: vectorised
+            g = universal_hash61(a_hi, a_lo, b0, reduce61(hashes[start + i]))
+            values[i] = g
+            slots[i] = ((g >> np.uint64(29)) * bins) >> np.uint64(32)  # top bits -> bin, no division
+        for i in range(count):
+            j = slots[i]
+            if values[i] < row[j]:
+                row[j] = values[i]
         if offsets[d + 1] == offsets[d]:
             continue
         filled = row.copy()  # densify from the original bins only

@@ -8,6 +8,7 @@ keys whichever engine, batch or partition processes it.
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 
 from corpus_miner.dedup.banding import band_keys
 from corpus_miner.dedup.minhash import signatures
@@ -26,7 +27,17 @@ def signatures_for_texts(texts, params: LSHBloomParams) -> np.ndarray:
     return signatures(hashes, offsets, params.num_perm, params.seed, params.sketch)
 
 
+CHUNK_DOCS = 1024  # bounds the shingle/signature buffers; results do not depend on it
+
+
 def band_keys_for_texts(texts, params: LSHBloomParams) -> np.ndarray:
-    """uint64 (n_docs, bands) band keys of a batch of texts."""
+    """uint64 (n_docs, bands) band keys of a batch of texts (processed CHUNK_DOCS at a time)."""
     bands, rows = params.bands_rows
-    return band_keys(signatures_for_texts(texts, params), bands, rows)
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    n_docs = len(texts)
+    keys = np.empty((n_docs, bands), np.uint64)
+    for start in range(0, n_docs, CHUNK_DOCS):
+        chunk = texts[start:start + CHUNK_DOCS]
+        keys[start:start + len(chunk)] = band_keys(signatures_for_texts(chunk, params), bands, rows)
+    return keys
