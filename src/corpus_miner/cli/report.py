@@ -132,14 +132,13 @@ def _original_inputs(args) -> bool:
 
 
 def _write_json(data: dict, path: str) -> None:
-    from corpus_miner.atomic import atomic_path
+    from corpus_miner.phrases.report import write_text_file
 
     text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
     if path == "-":
         sys.stdout.write(text)
         return
-    with atomic_path(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+    write_text_file(path, text)
 
 
 def run_report(args) -> int:

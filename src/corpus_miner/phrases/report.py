@@ -63,6 +63,17 @@ def _one_line(text: str) -> str:
     return _SPACES.sub(" ", text)
 
 
+def write_text_file(path, text: str) -> None:
+    """Atomic write readable like any file the user creates (the temp file is private)."""
+    import os
+
+    with atomic_path(path) as tmp:
+        Path(tmp).write_text(text, encoding="utf-8")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+
+
 class CoverageReport:
     """Report of a Coverage. top: hogs per ranking; examples: contexts per hog; context_chars:
     characters shown either side; template_share: a document at or above this covered share is
@@ -205,8 +216,7 @@ class CoverageReport:
         return render_html(self.to_dict(), self.title)
 
     def write_html(self, path) -> None:
-        with atomic_path(path) as tmp:
-            Path(tmp).write_text(self.to_html(), encoding="utf-8")
+        write_text_file(path, self.to_html())
 
     def write_json(self, path) -> None:
         """JSON summary to `path`, or to stdout when path is "-"."""
@@ -214,8 +224,7 @@ class CoverageReport:
         if str(path) == "-":
             sys.stdout.write(text)
             return
-        with atomic_path(path) as tmp:
-            Path(tmp).write_text(text, encoding="utf-8")
+        write_text_file(path, text)
 
     def terminal_summary(self, hogs: int = 5, groups: int = 5) -> str:
         data = self.to_dict()

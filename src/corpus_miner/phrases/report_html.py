@@ -158,7 +158,8 @@ def _hogs_table(rows: list[dict], covered_total: int) -> str:
         # label: the phrase as it reads in the first example (case, punctuation), else its tokens
         label = r["examples"][0]["match"] if r["examples"] else r["phrase"]
         short = label if len(label) <= 170 else label[:167] + "…"
-        full = (f'<div class="tokens"><b>tokens</b> {escape(r["phrase"])}</div>')
+        tokens = r["phrase"] if len(r["phrase"]) <= 400 else r["phrase"][:400] + " …"
+        full = f'<div class="tokens"><b>tokens</b> {escape(tokens)}</div>'
         examples = _examples(r["examples"]) or (
             '<div class="ex muted">no example contexts collected</div>')
         opened = " open" if i == 1 else ""
