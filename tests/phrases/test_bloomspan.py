@@ -174,6 +174,6 @@ def test_corpus_layout_errors():
 
 
 def test_default_filter_size_is_bounded():
-    assert default_filter_bytes(0) == 64
-    assert default_filter_bytes(10_000_000) == 10_000_000
+    assert default_filter_bytes(0) == 4096
+    assert default_filter_bytes(10_000_000) == 2_500_000
     assert default_filter_bytes(10**12) == 512 << 20

@@ -144,31 +144,55 @@ def test_exact_seeds_match_dictionary_counting(corpus, packed):
     n = len(tokens)
     word_ok = np.ones(8, dtype=bool)
     survivors = k.bitmask_new(n)
+    doc_of_pos = np.searchsorted(offsets, np.arange(n), side="right") - 1
     for i in range(n - 1):  # every in-document bigram survives: seeds are then all frequent ones
-        if np.searchsorted(offsets, i + 1, side="right") == np.searchsorted(offsets, i, side="right"):
+        if doc_of_pos[i] == doc_of_pos[i + 1]:
             k.bit_set(survivors, i)
+    dead = k.bitmask_new(n)
+    dead_positions = set(np.random.default_rng(4).choice(n, size=n // 3, replace=False).tolist())
+    for p in dead_positions:
+        k.bit_set(dead, p)
+    shift = k.doc_block_shift(n, len(docs))
+    table = k.doc_block_table(offsets, shift)
     n_surv = int(k.bitmask_count(survivors, n))
-    rank = np.cumsum(word_ok) - 1
+    rank = (np.cumsum(word_ok) - 1).astype(np.int32)
     if packed:
         occ = k.pack_survivors(tokens, survivors, n_surv, rank, 3, 12)
         occ.sort()
-        lo, hi, df = k.exact_seeds(occ, np.empty(0, np.int64), 12, offsets, sigma, survivors)
+        lo, hi, df, alive = k.exact_seeds(occ, np.empty(0, np.int64), 12, offsets, table, shift,
+                                          sigma, survivors, dead)
         k.unpack_positions_inplace(occ, 12)
     else:
         occ = k.survivor_positions(survivors, n_surv, n)
         keys = (tokens[occ].astype(np.uint64) << np.uint64(32)) | tokens[occ + 1].astype(np.uint64)
         order = np.argsort(keys, kind="stable")
         keys, occ = keys[order], occ[order]
-        lo, hi, df = k.exact_seeds(keys, occ, 0, offsets, sigma, survivors)
+        lo, hi, df, alive = k.exact_seeds(keys, occ, 0, offsets, table, shift, sigma, survivors,
+                                          dead)
     got = {}
-    for a, b, c in zip(lo, hi, df):
+    for a, b, c, al in zip(lo, hi, df, alive):
         positions = [int(p) for p in occ[a:b]]
-        got[(int(tokens[positions[0]]), int(tokens[positions[0] + 1]))] = (positions, int(c))
-    expected = {bg: ([p for p, _ in o], len({d for _, d in o}))
+        got[(int(tokens[positions[0]]), int(tokens[positions[0] + 1]))] = (positions, int(c), int(al))
+    expected = {bg: ([p for p, _ in o], len({d for _, d in o}),
+                     len({d for p, d in o if p not in dead_positions}))
                 for bg, o in bigram_positions(docs).items() if len({d for _, d in o}) >= sigma}
     assert got == expected
-    starts = {p for positions, _ in expected.values() for p in positions}
+    starts = {p for positions, _, _ in expected.values() for p in positions}
     assert {i for i in range(n) if k.bit_get(survivors, i)} == starts
+
+
+def test_doc_block_table_lookup():
+    rng = np.random.default_rng(2)
+    for _ in range(50):
+        lengths = rng.integers(0, 12, size=int(rng.integers(1, 30)))
+        lengths[rng.integers(0, len(lengths))] += 1  # at least one token
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        n = int(offsets[-1])
+        for shift in (0, 1, 3, k.doc_block_shift(n, len(lengths)), 10):
+            table = k.doc_block_table(offsets, shift)
+            for pos in range(n):
+                expected = int(np.searchsorted(offsets, pos, side="right") - 1)
+                assert k.doc_at(offsets, table, shift, pos) == expected
 
 
 def test_doc_of_with_empty_documents():
@@ -187,8 +211,8 @@ def occurrence_buffers(tokens, offsets, positions):
 
 def test_left_uniform_and_left_maximal_against_python():
     rng = np.random.default_rng(9)
-    for _ in range(200):
-        docs, tokens, offsets = random_corpus(rng, n_docs=8, alphabet=3, max_len=8)
+    for _ in range(300):
+        docs, tokens, offsets = random_corpus(rng, n_docs=8, alphabet=4, max_len=8)
         if len(tokens) < 2:
             continue
         positions = sorted(rng.choice(len(tokens), size=int(rng.integers(1, len(tokens) + 1)),
@@ -198,13 +222,41 @@ def test_left_uniform_and_left_maximal_against_python():
         uniform = lefts[0] is not None and all(x == lefts[0] for x in lefts)
         assert gk.left_uniform(tokens, offsets, wpos, wdoc, 0, len(wpos)) == uniform
         sigma = int(rng.integers(2, 4))
+        frequent = rng.random(4) < 0.75  # words below sigma documents have rank -1
+        word_rank = np.where(frequent, np.cumsum(frequent) - 1, -1).astype(np.int32)
         groups = defaultdict(set)
         for left, d in zip(lefts, wdoc):
-            if left is not None:
+            if left is not None and frequent[left]:
                 groups[left].add(int(d))
         expected = all(len(g) < sigma for g in groups.values())
-        scratch = np.empty(len(wpos), dtype=np.uint64)
-        assert gk.left_maximal(tokens, offsets, wpos, wdoc, 0, len(wpos), sigma, scratch) == expected
+        count = np.zeros(5, dtype=np.int64)
+        last_doc = np.full(5, -2, dtype=np.int64)
+        touched = np.empty(5, dtype=np.int64)
+        got = gk.left_maximal(tokens, offsets, wpos, wdoc, 0, len(wpos), sigma, word_rank,
+                              count, last_doc, touched)
+        assert got == expected
+        assert not count.any() and (last_doc == -2).all()  # workspace handed back clean
+
+
+def test_mark_short_runs_against_python():
+    rng = np.random.default_rng(11)
+    n = 300
+    bits = rng.random(n) < 0.8
+    bits[-1] = False
+    frequent = k.bitmask_new(n)
+    for p in np.flatnonzero(bits):
+        k.bit_set(frequent, int(p))
+    for min_length in (2, 3, 6):
+        dead = k.bitmask_new(n)
+        marked = gk.mark_short_runs(frequent, n, min_length, dead)
+        expected = set()
+        for p in range(n):
+            run = 0
+            while p + run < n and bits[p + run]:
+                run += 1
+            if 0 < run < min_length - 1:
+                expected.add(p)
+        assert {p for p in range(n) if k.bit_get(dead, p)} == expected and marked == len(expected)
 
 
 def test_mark_found_sets_coverage_and_dead_bits():

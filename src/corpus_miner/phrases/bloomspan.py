@@ -22,23 +22,26 @@ import numpy as np
 from corpus_miner.errors import InputError
 from corpus_miner.phrases import growth_kernels as gk
 from corpus_miner.phrases import kernels as k
-from corpus_miner.phrases.params import MAX_FILTER_BYTES, MIN_FILTER_BYTES, PhraseParams
+from corpus_miner.phrases.params import MAX_FILTER_BYTES, PhraseParams
 from corpus_miner.phrases.result import PhraseTable
 
 SEEDS_PER_CALL = 1 << 14  # growth runs in chunks so that progress can be reported between them
-FILTER_BYTES_PER_CANDIDATE = 1.0
+FILTER_BYTES_PER_CANDIDATE = 0.25
+MIN_DEFAULT_FILTER_BYTES = 4096
 
 
 def default_filter_bytes(candidate_bigrams: int) -> int:
-    """Counting filter size when none is given: one byte per bigram occurrence that survived the
-    word-df filter, capped at the article's 512 MiB.
+    """Counting filter size when none is given: a quarter byte per bigram occurrence that survived
+    the word-df filter (only those enter the filter), at least 4 KiB, at most the article's 512 MiB.
 
-    Why this and not the article's min(8 bytes x tokens, 512 MiB): only word-filtered bigrams
-    enter the filter, and at one byte per inserted occurrence the mean load is <= 1 per cell, which
-    at sigma >= 2 lets few rare bigrams through (measured in benchmarks/bench_bloomspan_filter.py);
-    a bigger filter costs memory and cache misses for no gain. The answer is exact for any size."""
+    Why not the article's min(8 bytes x tokens, 512 MiB): measured on openjdk-17-doc, perl-doc
+    and bible-kjv at sigma 20 (benchmarks/results/bloomspan_filter.csv), growing the filter from
+    0.25 to 1 byte per candidate removes only 1-3% more false-positive occurrences (most of them
+    are bigrams repeated >= sigma times inside fewer than sigma documents, which no occurrence
+    counter can reject), while a filter that spills out of the CPU cache makes both passes up to 2x
+    slower and costs memory. Any size gives the exact answer."""
     size = int(candidate_bigrams * FILTER_BYTES_PER_CANDIDATE)
-    return max(MIN_FILTER_BYTES, min(size, 512 << 20, MAX_FILTER_BYTES))
+    return max(MIN_DEFAULT_FILTER_BYTES, min(size, 512 << 20, MAX_FILTER_BYTES))
 
 
 class PeakRss:
@@ -126,13 +129,16 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
                    "seconds": {}}
     seconds = stats["seconds"]
     started = time.perf_counter()
-    clock = [started, None]
+    cpu_started = time.process_time()
+    cpu_seconds = stats["cpu_seconds"] = {}  # less sensitive than wall time to a busy machine
+    clock = [started, None, cpu_started]
 
     def stage(name: str) -> None:
-        now = time.perf_counter()
+        now, cpu_now = time.perf_counter(), time.process_time()
         if clock[1] is not None:
             seconds[clock[1]] = seconds.get(clock[1], 0.0) + now - clock[0]
-        clock[0], clock[1] = now, name
+            cpu_seconds[clock[1]] = cpu_seconds.get(clock[1], 0.0) + cpu_now - clock[2]
+        clock[0], clock[1], clock[2] = now, name, cpu_now
         if progress is not None and name != "done":
             progress(name)
 
@@ -140,6 +146,7 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
         stage("done")
         stats["phrases"] = len(table)
         stats["seconds_total"] = time.perf_counter() - started
+        stats["cpu_seconds_total"] = time.process_time() - cpu_started
         stats.update(rss.report())
         return table, stats
 
@@ -168,11 +175,19 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
     n_survivors = k.mark_filter_survivors(tokens, doc_offsets, word_ok, counters,
                                           params.num_hashes, min(sigma, 255), survivors)
     del counters
+    # Positions whose run of surviving bigrams is shorter than min_length - 1 cannot start a
+    # phrase of the answer (survivors are a superset of the frequent bigrams, so their runs are
+    # at least as long as the true ones: marking by them is conservative).
+    dead = k.bitmask_new(n_tokens)
+    stats["positions_dead_by_short_runs"] = int(gk.mark_short_runs(survivors, n_tokens,
+                                                                   min_length, dead))
     stats["candidates_after_counting_filter"] = int(n_survivors)
     stats["share_after_counting_filter"] = n_survivors / max(total_bigrams, 1)
 
     stage("exact_seeds")
-    word_rank = np.cumsum(word_ok, dtype=np.int64) - 1
+    word_rank = np.where(word_ok, np.cumsum(word_ok, dtype=np.int64) - 1, -1).astype(np.int32)
+    doc_shift = k.doc_block_shift(n_tokens, n_docs)
+    doc_table = k.doc_block_table(doc_offsets, doc_shift)
     rank_bits, pos_bits = _bits(int(word_ok.sum())), _bits(n_tokens)
     packed_mode = 2 * rank_bits + pos_bits <= 64 and not wide_keys
     stats["packed_keys"] = bool(packed_mode)
@@ -180,8 +195,9 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
         occurrences = k.pack_survivors(tokens, survivors, n_survivors, word_rank, rank_bits,
                                        pos_bits)
         occurrences.sort()  # numpy's SIMD sort: bigram then position, one uint64 each
-        seed_lo, seed_hi, seed_df = k.exact_seeds(occurrences, np.empty(0, np.int64), pos_bits,
-                                                  doc_offsets, sigma, survivors)
+        seed_lo, seed_hi, seed_df, seed_alive = k.exact_seeds(
+            occurrences, np.empty(0, np.int64), pos_bits, doc_offsets, doc_table, doc_shift,
+            sigma, survivors, dead)
         k.unpack_positions_inplace(occurrences, pos_bits)
     else:
         occurrences = k.survivor_positions(survivors, n_survivors, n_tokens)
@@ -190,20 +206,21 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
         order = np.argsort(bigram, kind="stable")  # positions stay ascending inside a bigram
         bigram, occurrences = bigram[order], occurrences[order]
         del order
-        seed_lo, seed_hi, seed_df = k.exact_seeds(bigram, occurrences, 0, doc_offsets, sigma,
-                                                  survivors)
+        seed_lo, seed_hi, seed_df, seed_alive = k.exact_seeds(
+            bigram, occurrences, 0, doc_offsets, doc_table, doc_shift, sigma, survivors, dead)
         del bigram
     frequent_bigram = survivors  # now exactly the starts of frequent bigrams
     stats["seeds"] = int(len(seed_lo))
     stats["seed_occurrences"] = int((seed_hi - seed_lo).sum())
 
     stage("psi_order")
-    first = np.asarray(occurrences[seed_lo], dtype=np.int64)
+    growing = np.flatnonzero(seed_alive >= sigma)
+    skipped_early = len(seed_lo) - len(growing)
+    first = np.asarray(occurrences[seed_lo[growing]], dtype=np.int64)
     # all seeds have length 2, so Psi = 2 x df; ties by token ids (deterministic)
-    order = np.lexsort((tokens[first + 1], tokens[first], -seed_df)).astype(np.int64)
+    order = growing[np.lexsort((tokens[first + 1], tokens[first], -seed_df[growing]))]
 
     stage("growth")
-    dead = k.bitmask_new(n_tokens)
     covered = k.bitmask_new(n_tokens)
     found: list[tuple[np.ndarray, ...]] = []
     counters_total = np.zeros(gk.N_COUNTERS, dtype=np.int64)
@@ -212,17 +229,18 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
             progress(f"growth {chunk_start}/{len(order)}")
         chunk = order[chunk_start:chunk_start + SEEDS_PER_CALL]
         *result, chunk_counters = gk.grow_seeds(
-            tokens, doc_offsets, occurrences, seed_lo, seed_hi, chunk, sigma, min_length,
-            frequent_bigram, dead, covered)
+            tokens, doc_offsets, doc_table, doc_shift, occurrences, seed_lo, seed_hi, chunk,
+            sigma, min_length, word_rank, stats["frequent_words"], frequent_bigram, dead, covered)
         found.append(tuple(result))
         counters_total += chunk_counters
     del occurrences, dead
     stats["seeds_left_pruned"] = int(counters_total[gk.SEEDS_LEFT_PRUNED])
-    stats["seeds_skipped_by_mask"] = int(counters_total[gk.SEEDS_MASK_SKIPPED])
+    stats["seeds_skipped_by_mask"] = int(counters_total[gk.SEEDS_MASK_SKIPPED] + skipped_early)
     stats["nodes_visited"] = int(counters_total[gk.NODES_VISITED])
     stats["nodes_left_pruned"] = int(counters_total[gk.NODES_LEFT_PRUNED])
     stats["nodes_pruned_by_mask"] = int(counters_total[gk.NODES_MASK_PRUNED])
     stats["left_maximality_checks"] = int(counters_total[gk.LEFT_CHECKS])
+    stats["occurrences_scanned_in_growth"] = int(counters_total[gk.OCCURRENCES_SCANNED])
     stats["covered_tokens"] = int(k.bitmask_count(covered, n_tokens))
 
     stage("output")

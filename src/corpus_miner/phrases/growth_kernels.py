@@ -9,7 +9,8 @@ single scan. No projected databases, no copies of the text.
 
 Why every answer is found exactly once, and nothing else is
 -----------------------------------------------------------
-Let M be a maximal frequent phrase (df >= sigma, no frequent one-token extension) of length >= 2.
+Let M be a maximal frequent phrase (df >= sigma, no frequent one-token extension) of length
+>= min_length >= 2.
 Its prefixes are frequent (df never grows under extension), so the DFS of the seed M[0:2] walks
 the prefix chain M[0:2], M[0:3], ..., M unless a shortcut cuts it:
 
@@ -17,9 +18,10 @@ the prefix chain M[0:2], M[0:3], ..., M unless a shortcut cuts it:
   start) is dropped with its subtree. Sound: every descendant D has a subset of those occurrences,
   so aD has the same occurrence set and df >= sigma, i.e. D is not left-maximal. Hence no prefix
   of M is ever pruned (M itself would be left-extendable).
-* Mask pruning (see `mark_found` for the proof): a node whose occurrences that are not "dead"
-  cover fewer than sigma documents is dropped. Every occurrence of a maximal phrase is alive and
-  the occurrences of M are a subset of each prefix's, so no prefix of M is dropped.
+* Mask pruning (see `mark_found` and `mark_short_runs` for the proofs): a node whose occurrences
+  that are not "dead" cover fewer than sigma documents is dropped. Every occurrence of an answer
+  phrase (maximal, length >= min_length) is alive and the occurrences of M are a subset of each
+  prefix's, so no prefix of an answer phrase M is dropped.
 
 A node is emitted iff it has no frequent right child (right-maximal, decided exactly by the
 partition) and no left token whose occurrences cover sigma documents (left-maximal, decided
@@ -37,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from corpus_miner.phrases.kernels import bit_get, bit_set, doc_of
+from corpus_miner.phrases.kernels import bit_get, bit_set, doc_at
 
 NO_TOKEN = np.uint64(0xFFFFFFFF)  # document start (left) or end (right); token ids are < 2^32 - 1
 _LOW32 = np.uint64(0xFFFFFFFF)
@@ -49,7 +51,8 @@ NODES_VISITED = 2
 NODES_LEFT_PRUNED = 3
 NODES_MASK_PRUNED = 4
 LEFT_CHECKS = 5
-N_COUNTERS = 6
+OCCURRENCES_SCANNED = 6
+N_COUNTERS = 7
 
 
 @njit(cache=True, inline="always")
@@ -91,30 +94,56 @@ def alive_documents(wpos, wdoc, lo, hi, dead):
 
 
 @njit(cache=True)
-def left_maximal(tokens, doc_offsets, wpos, wdoc, lo, hi, sigma, scratch):
-    """Exact left-maximality: no left token whose occurrences cover >= sigma documents."""
-    m = hi - lo
-    for j in range(m):
-        left = _left_token(tokens, doc_offsets, wpos[lo + j], wdoc[lo + j])
-        scratch[j] = (left << np.uint64(32)) | np.uint64(j)
-    keys = scratch[:m]
-    keys.sort()  # by left token, then by original index: documents ascending inside a group
-    g = 0
-    while g < m:
-        left = keys[g] >> np.uint64(32)
-        h = g
-        docs = 0
-        doc = -1
-        while h < m and (keys[h] >> np.uint64(32)) == left:
-            d = wdoc[lo + np.int64(keys[h] & _LOW32)]
-            if d != doc:
-                docs += 1
-                doc = d
-            h += 1
-        if left != NO_TOKEN and docs >= sigma:
-            return False
-        g = h
-    return True
+def left_maximal(tokens, doc_offsets, wpos, wdoc, lo, hi, sigma, word_rank, count, last_doc,
+                 touched):
+    """Exact left-maximality: no left token whose occurrences cover >= sigma documents.
+
+    One pass with per-word counters (indexed by the rank of frequent words; a word below sigma
+    documents cannot extend anything): occurrences are in position order, so documents ascend
+    and "new document for this word" is last_doc[r] != doc. The counters are reset on exit."""
+    n_touched = 0
+    maximal = True
+    for i in range(lo, hi):
+        if wpos[i] == doc_offsets[wdoc[i]]:
+            continue
+        r = word_rank[tokens[wpos[i] - 1]]
+        if r < 0:
+            continue
+        if last_doc[r] == -2:  # untouched
+            touched[n_touched] = r
+            n_touched += 1
+            last_doc[r] = -1
+        if last_doc[r] != wdoc[i]:
+            last_doc[r] = wdoc[i]
+            count[r] += 1
+            if count[r] >= sigma:
+                maximal = False
+                break
+    for j in range(n_touched):
+        count[touched[j]] = 0
+        last_doc[touched[j]] = -2
+    return maximal
+
+
+@njit(cache=True)
+def mark_short_runs(frequent_bigram, n_tokens, min_length, dead):
+    """Mark dead every position p whose run of frequent bigrams is too short for the answer, and
+    return how many. An answer phrase has length >= min_length and only frequent bigrams, so at
+    each of its occurrences p the bigrams starting at p, ..., p + min_length - 2 are all frequent
+    (the run from p is >= min_length - 1 bigrams). A shorter run means no answer phrase starts at
+    p, which is all the mask pruning in grow_seeds relies on (see mark_found). Positions where
+    no frequent bigram starts (run 0) are never occurrences of a seed and are left alone."""
+    run = 0
+    marked = 0
+    for p in range(n_tokens - 1, -1, -1):
+        if bit_get(frequent_bigram, p):
+            run += 1
+            if run < min_length - 1:
+                bit_set(dead, p)
+                marked += 1
+        else:
+            run = 0
+    return marked
 
 
 @njit(cache=True)
@@ -129,9 +158,10 @@ def mark_found(wpos, lo, hi, length, frequent_bigram, dead, covered):
     the one at e - 1 is not. A frequent phrase starting at p has only frequent bigrams, so it ends
     at or before e and is the substring F[p - q : p - q + len] with p - q >= 1. Prepending
     F[p - q - 1] gives a phrase contained in F, so df >= df(F) >= sigma: not left-maximal.
+    (mark_short_runs adds positions where no phrase of the answer, length >= min_length, starts.)
     Consequence used by the growth: a node (or seed) whose alive occurrences cover fewer than sigma
-    documents cannot have a maximal descendant, because a descendant's occurrences are a subset of
-    the node's and a maximal phrase has all of its >= sigma documents among alive occurrences.
+    documents cannot have a maximal descendant of length >= min_length, because a descendant's occurrences are a subset of
+    the node's and an answer phrase has all of its >= sigma documents among alive occurrences.
     (The article's rule "skip a seed whose occurrences are all covered" is not sound: a maximal
     phrase may start inside found phrases and run past their right ends.)
 
@@ -152,10 +182,12 @@ def mark_found(wpos, lo, hi, length, frequent_bigram, dead, covered):
 
 
 @njit(cache=True)
-def grow_seeds(tokens, doc_offsets, occurrences, seed_lo, seed_hi, seed_ids, sigma, min_length,
-               frequent_bigram, dead, covered):
+def grow_seeds(tokens, doc_offsets, doc_table, doc_shift, occurrences, seed_lo, seed_hi, seed_ids,
+               sigma, min_length, word_rank, n_ranks, frequent_bigram, dead, covered):
     """Grow the seeds `seed_ids` (in that order; occurrences[seed_lo[s]:seed_hi[s]] ascending).
 
+    word_rank[t] = dense rank of word t if it occurs in >= sigma documents, else -1: only such
+    words can extend a frequent phrase, so per-word counters need n_ranks entries, not the vocab.
     Returns (start, length, df, occurrences) of every maximal phrase found (start = position of its
     first occurrence) and the counters indexed by SEEDS_LEFT_PRUNED ... LEFT_CHECKS."""
     counters = np.zeros(N_COUNTERS, dtype=np.int64)
@@ -166,10 +198,23 @@ def grow_seeds(tokens, doc_offsets, occurrences, seed_lo, seed_hi, seed_ids, sig
     wdoc = np.empty(kmax, dtype=np.int64)
     tpos = np.empty(kmax, dtype=np.int64)
     tdoc = np.empty(kmax, dtype=np.int64)
-    scratch = np.empty(kmax, dtype=np.uint64)
+    next_rank = np.empty(kmax, dtype=np.int64)
+    # alive flag of each occurrence, read from `dead` when its seed is loaded: bits set later
+    # during the same seed only make more positions dead, so a stale 1 is merely conservative
+    walive = np.empty(kmax, dtype=np.uint8)
+    talive = np.empty(kmax, dtype=np.uint8)
     stack_lo = np.empty(kmax + 1, dtype=np.int64)
     stack_hi = np.empty(kmax + 1, dtype=np.int64)
     stack_len = np.empty(kmax + 1, dtype=np.int64)
+    # per-word counters for grouping occurrences by next/left word; all-zero (last_doc -2)
+    # between uses, reset through the `touched` list so a node costs O(its occurrences)
+    docs_of_word = np.zeros(n_ranks + 1, dtype=np.int64)
+    size_of_word = np.zeros(n_ranks + 1, dtype=np.int64)
+    cursor = np.zeros(n_ranks + 1, dtype=np.int64)
+    last_doc = np.full(n_ranks + 1, -2, dtype=np.int64)
+    alive_of_word = np.zeros(n_ranks + 1, dtype=np.int64)
+    alive_last_doc = np.zeros(n_ranks + 1, dtype=np.int64)
+    touched = np.empty(n_ranks + 1, dtype=np.int64)
     out_start = np.empty(64, dtype=np.int64)
     out_len = np.empty(64, dtype=np.int64)
     out_df = np.empty(64, dtype=np.int64)
@@ -178,19 +223,17 @@ def grow_seeds(tokens, doc_offsets, occurrences, seed_lo, seed_hi, seed_ids, sig
 
     for s in seed_ids:
         n = seed_hi[s] - seed_lo[s]
-        doc = -1
         for i in range(n):
             p = np.int64(occurrences[seed_lo[s] + i])
-            doc = doc_of(doc_offsets, p, doc)
             wpos[i] = p
-            wdoc[i] = doc
+            wdoc[i] = doc_at(doc_offsets, doc_table, doc_shift, p)
+            walive[i] = 1 - bit_get(dead, p)
         if left_uniform(tokens, doc_offsets, wpos, wdoc, 0, n):
             counters[SEEDS_LEFT_PRUNED] += 1
             continue
         if alive_documents(wpos, wdoc, 0, n, dead) < sigma:
             counters[SEEDS_MASK_SKIPPED] += 1
             continue
-        depth = 0
         stack_lo[0] = 0
         stack_hi[0] = n
         stack_len[0] = 2
@@ -201,76 +244,100 @@ def grow_seeds(tokens, doc_offsets, occurrences, seed_lo, seed_hi, seed_ids, sig
             hi = stack_hi[depth]
             length = stack_len[depth]
             counters[NODES_VISITED] += 1
+            counters[OCCURRENCES_SCANNED] += hi - lo
             if length > 2 and left_uniform(tokens, doc_offsets, wpos, wdoc, lo, hi):
                 counters[NODES_LEFT_PRUNED] += 1
                 continue
-            # Fast path of long templates: all occurrences continue with the same token, so the
-            # one child has the same occurrences (same df, same left tokens): just lengthen.
-            while True:
-                first = _next_token(tokens, doc_offsets, wpos[lo], wdoc[lo], length)
-                if first == NO_TOKEN:
+            # Fast path of long templates: while all occurrences continue with the same token, the
+            # one child has the same occurrences (same df, same left tokens): just lengthen. The
+            # common extension is found occurrence by occurrence (sequential reads of the text).
+            p0 = wpos[lo]
+            extension = doc_offsets[wdoc[lo] + 1] - p0 - length
+            for i in range(lo + 1, hi):
+                if extension == 0:
                     break
-                same = True
-                for i in range(lo + 1, hi):
-                    if _next_token(tokens, doc_offsets, wpos[i], wdoc[i], length) != first:
-                        same = False
-                        break
-                if not same:
-                    break
-                length += 1
-            # Group [lo, hi) by next token: sort (token, index) keys; indices ascend inside a
-            # group, so positions and documents do too. The occurrences themselves are permuted
-            # only when a child is pushed, so a leaf keeps its range sorted by position.
-            m = hi - lo
-            for j in range(m):
-                nxt = _next_token(tokens, doc_offsets, wpos[lo + j], wdoc[lo + j], length)
-                scratch[j] = (nxt << np.uint64(32)) | np.uint64(j)
-            keys = scratch[:m]
-            keys.sort()
+                p = wpos[i]
+                limit = min(extension, doc_offsets[wdoc[i] + 1] - p - length)
+                j = 0
+                while j < limit and tokens[p + length + j] == tokens[p0 + length + j]:
+                    j += 1
+                extension = j
+            length += extension
+            # Group by next word, counting occurrences, distinct documents and distinct documents
+            # of alive occurrences per word in one pass (positions ascend, so documents do: a new
+            # document is last_doc != doc). The word rank of each occurrence is kept in next_rank
+            # so that the scatter below does not read the token array again.
+            for i in range(lo, hi):  # a plain gather first: its cache misses overlap
+                p = wpos[i]
+                r = -1
+                if p + length < doc_offsets[wdoc[i] + 1]:
+                    r = word_rank[tokens[p + length]]
+                next_rank[i - lo] = r
+            n_touched = 0
+            for i in range(lo, hi):
+                r = next_rank[i - lo]
+                if r < 0:
+                    continue
+                if last_doc[r] == -2:
+                    touched[n_touched] = r
+                    n_touched += 1
+                    last_doc[r] = -1
+                    alive_last_doc[r] = -1
+                size_of_word[r] += 1
+                if last_doc[r] != wdoc[i]:
+                    last_doc[r] = wdoc[i]
+                    docs_of_word[r] += 1
+                if alive_last_doc[r] != wdoc[i] and walive[i]:
+                    alive_last_doc[r] = wdoc[i]
+                    alive_of_word[r] += 1
             has_frequent_child = False
-            pushed = 0
-            g = 0
-            while g < m:
-                nxt = keys[g] >> np.uint64(32)
-                h = g
-                while h < m and (keys[h] >> np.uint64(32)) == nxt:
-                    h += 1
-                if nxt != NO_TOKEN and h - g >= sigma:
-                    docs = 0
-                    alive = 0
-                    doc = -1
-                    alive_doc = -1
-                    for j in range(g, h):
-                        src = lo + np.int64(keys[j] & _LOW32)
-                        if wdoc[src] != doc:
-                            docs += 1
-                            doc = wdoc[src]
-                        if wdoc[src] != alive_doc and not bit_get(dead, wpos[src]):
-                            alive += 1
-                            alive_doc = wdoc[src]
-                    if docs >= sigma:
-                        has_frequent_child = True
-                        if alive >= sigma:
-                            stack_lo[depth] = lo + g
-                            stack_hi[depth] = lo + h
-                            stack_len[depth] = length + 1
-                            depth += 1
-                            pushed += 1
-                        else:
-                            counters[NODES_MASK_PRUNED] += 1
-                g = h
-            if pushed:
-                for j in range(m):
-                    src = lo + np.int64(keys[j] & _LOW32)
-                    tpos[j] = wpos[src]
-                    tdoc[j] = wdoc[src]
-                for j in range(m):
+            child_total = 0
+            for j in range(n_touched):
+                r = touched[j]
+                cursor[r] = -1
+                if docs_of_word[r] >= sigma:
+                    has_frequent_child = True
+                    if alive_of_word[r] >= sigma:
+                        cursor[r] = child_total
+                        child_total += size_of_word[r]
+                    else:
+                        counters[NODES_MASK_PRUNED] += 1
+            if child_total > 0:
+                # stable scatter: pushed children first (each keeps position order), rest after
+                rest = child_total
+                for i in range(lo, hi):
+                    r = next_rank[i - lo]
+                    if r >= 0 and cursor[r] >= 0:
+                        to = cursor[r]
+                        cursor[r] += 1
+                    else:
+                        to = rest
+                        rest += 1
+                    tpos[to] = wpos[i]
+                    tdoc[to] = wdoc[i]
+                    talive[to] = walive[i]
+                for j in range(hi - lo):
                     wpos[lo + j] = tpos[j]
                     wdoc[lo + j] = tdoc[j]
+                    walive[lo + j] = talive[j]
+                for j in range(n_touched):
+                    r = touched[j]
+                    if cursor[r] >= 0:
+                        stack_lo[depth] = lo + cursor[r] - size_of_word[r]
+                        stack_hi[depth] = lo + cursor[r]
+                        stack_len[depth] = length + 1
+                        depth += 1
+            for j in range(n_touched):
+                r = touched[j]
+                docs_of_word[r] = 0
+                alive_of_word[r] = 0
+                size_of_word[r] = 0
+                last_doc[r] = -2
             if has_frequent_child or length < min_length:
                 continue
             counters[LEFT_CHECKS] += 1
-            if not left_maximal(tokens, doc_offsets, wpos, wdoc, lo, hi, sigma, scratch):
+            if not left_maximal(tokens, doc_offsets, wpos, wdoc, lo, hi, sigma, word_rank,
+                                docs_of_word, last_doc, touched):
                 continue
             docs = 0
             doc = -1

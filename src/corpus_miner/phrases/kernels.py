@@ -199,11 +199,48 @@ def doc_of(doc_offsets, pos, hint):
     return np.searchsorted(doc_offsets, pos, side="right") - 1
 
 
+def doc_block_shift(n_tokens: int, n_docs: int) -> int:
+    """Block size (as a shift) of the position -> document table: about one mean document per
+    block, so a lookup scans about one document boundary; the table costs 8 bytes per document."""
+    mean = max(n_tokens // max(n_docs, 1), 1)
+    return max(mean.bit_length() - 1, 0)
+
+
 @njit(cache=True)
-def exact_seeds(keys, positions, pos_bits, doc_offsets, sigma, survivors):
+def doc_block_table(doc_offsets, shift):
+    """table[b] = the document holding position b << shift (the last one starting at or before
+    it, so empty documents are skipped)."""
+    n_tokens = doc_offsets[-1]
+    n_blocks = (n_tokens >> shift) + 1
+    table = np.empty(n_blocks, dtype=np.int64)
+    d = 0
+    n_docs = len(doc_offsets) - 1
+    for b in range(n_blocks):
+        pos = b << shift
+        while d + 1 < n_docs and doc_offsets[d + 1] <= pos:
+            d += 1
+        table[b] = d
+    return table
+
+
+@njit(cache=True, inline="always")
+def doc_at(doc_offsets, table, shift, pos):
+    """Document holding corpus position `pos` (0 <= pos < n_tokens): O(1) block lookup plus a
+    short forward scan, instead of a binary search over all documents."""
+    d = table[pos >> shift]
+    while doc_offsets[d + 1] <= pos:
+        d += 1
+    return d
+
+
+@njit(cache=True)
+def exact_seeds(keys, positions, pos_bits, doc_offsets, doc_table, doc_shift, sigma, survivors,
+                dead):
     """Runs of equal bigrams in the sorted occurrence list: keep those covering >= sigma documents
     (exact df), clear the survivor bit of every occurrence of a false positive so that afterwards
-    `survivors` marks exactly the starts of frequent bigrams. Returns (lo, hi, df) per seed.
+    `survivors` marks exactly the starts of frequent bigrams. Returns (lo, hi, df, alive_df) per
+    seed; alive_df counts only documents of occurrences whose start is not set in `dead` (the
+    growth phase skips seeds with alive_df < sigma, see growth_kernels.mark_found).
 
     Packed mode (pos_bits > 0): keys[i] = bigram << pos_bits | position, `positions` unused.
     Wide mode (pos_bits == 0): keys[i] = bigram, positions[i] = its position."""
@@ -213,6 +250,7 @@ def exact_seeds(keys, positions, pos_bits, doc_offsets, sigma, survivors):
     seed_lo = np.empty(16, dtype=np.int64)
     seed_hi = np.empty(16, dtype=np.int64)
     seed_df = np.empty(16, dtype=np.int64)
+    seed_alive = np.empty(16, dtype=np.int64)
     n_seeds = 0
     lo = 0
     while lo < n:
@@ -221,28 +259,36 @@ def exact_seeds(keys, positions, pos_bits, doc_offsets, sigma, survivors):
         while hi < n and (keys[hi] >> shift) == bigram:
             hi += 1
         df = 0
+        alive = 0
         doc = -1
+        alive_doc = -1
         for i in range(lo, hi):
             pos = np.int64(keys[i] & pos_mask) if pos_bits > 0 else positions[i]
-            d = doc_of(doc_offsets, pos, doc)
+            d = doc_at(doc_offsets, doc_table, doc_shift, pos)
             if d != doc:
                 df += 1
                 doc = d
+            if d != alive_doc and not bit_get(dead, pos):
+                alive += 1
+                alive_doc = d
         if df >= sigma:
             if n_seeds == len(seed_lo):
                 seed_lo = _grow(seed_lo)
                 seed_hi = _grow(seed_hi)
                 seed_df = _grow(seed_df)
+                seed_alive = _grow(seed_alive)
             seed_lo[n_seeds] = lo
             seed_hi[n_seeds] = hi
             seed_df[n_seeds] = df
+            seed_alive[n_seeds] = alive
             n_seeds += 1
         else:
             for i in range(lo, hi):
                 pos = np.int64(keys[i] & pos_mask) if pos_bits > 0 else positions[i]
                 bit_clear(survivors, pos)
         lo = hi
-    return seed_lo[:n_seeds].copy(), seed_hi[:n_seeds].copy(), seed_df[:n_seeds].copy()
+    return (seed_lo[:n_seeds].copy(), seed_hi[:n_seeds].copy(), seed_df[:n_seeds].copy(),
+            seed_alive[:n_seeds].copy())
 
 
 @njit(cache=True)
