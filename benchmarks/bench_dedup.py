@@ -6,8 +6,9 @@ characters, so each has 2,000 character 5-shingles. Every method runs the full p
 - datasketch: MinHash(num_perm).update_batch(shingles) + MinHashLSH(params=(bands, rows))
   query then insert (shingling in Python, as a datasketch user does);
 - ours: LSHBloom(...).deduplicate(texts) for each mode and sketch (numba, JIT warmed up first).
-Times are medians of --repeats runs; peak memory is the largest RSS increase seen by a 2 ms sampler
-during the run, divided by the number of documents. Index sizes are the bytes of the saved index
+Times are medians of --repeats runs; peak memory is measured in a fresh process per method (after
+loading the texts and a JIT warm-up) as the largest RSS increase seen by a 2 ms sampler during the
+run, divided by the number of documents. Index sizes are the bytes of the saved index
 folders (lshbloom at the default fp_prob and at the seed prototype's 0.001 per band key with
 128 perms / 32 bands, vs the exact band table).
 
@@ -18,7 +19,9 @@ Writes benchmarks/results/bench_dedup.csv and bench_dedup_index_size.csv.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import statistics
 import sys
 import tempfile
@@ -98,14 +101,33 @@ def run_ours(texts, mode, sketch, num_perm):
 
 
 def timed(fn, repeats):
-    times, peaks, result = [], [], None
+    times, result = [], None
     for _ in range(repeats):
-        with PeakRSS() as peak:
-            start = time.perf_counter()
-            result = fn()
-            times.append(time.perf_counter() - start)
-        peaks.append(peak.increase)
-    return statistics.median(times), max(peaks), result
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+def memory_worker(method, sketch, mode, texts_file, num_perm, bands, rows) -> None:
+    """Runs in a fresh process: print the peak RSS increase (bytes) of one full run."""
+    texts = json.loads(Path(texts_file).read_text())
+    if method == "datasketch":
+        run_datasketch(texts[:20], num_perm, bands, rows)
+        fn = lambda: run_datasketch(texts, num_perm, bands, rows)  # noqa: E731
+    else:
+        run_ours(texts[:20], mode, sketch, num_perm)
+        fn = lambda: run_ours(texts, mode, sketch, num_perm)  # noqa: E731
+    with PeakRSS() as peak:
+        fn()
+    print(json.dumps({"peak_increase": peak.increase}))
+
+
+def peak_memory(method, sketch, mode, texts_file, num_perm, bands, rows) -> int:
+    command = [sys.executable, __file__, "--memory-worker", method, sketch, mode, texts_file,
+               "--num-perm", str(num_perm), "--bands-rows", str(bands), str(rows)]
+    proc = subprocess.run(command, capture_output=True, text=True, check=True)
+    return int(json.loads(proc.stdout.strip().splitlines()[-1])["peak_increase"])
 
 
 def stage_breakdown(texts, num_perm, sketch, repeats):
@@ -161,7 +183,13 @@ def main(argv=None) -> int:
     parser.add_argument("--docs", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--num-perm", type=int, default=256)
+    parser.add_argument("--memory-worker", nargs=4, metavar=("METHOD", "SKETCH", "MODE", "TEXTS"),
+                        help=argparse.SUPPRESS)
+    parser.add_argument("--bands-rows", nargs=2, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.memory_worker:
+        memory_worker(*args.memory_worker, args.num_perm, *args.bands_rows)
+        return 0
     texts = bench_documents(args.docs)
     n_docs = len(texts)
     megabytes = sum(len(t.encode()) for t in texts) / 1e6
@@ -171,17 +199,22 @@ def main(argv=None) -> int:
         for sketch in ("minhash", "oph"):
             run_ours(texts[:20], mode, sketch, args.num_perm)  # JIT warm-up (cache=True: one-off)
     rows_out = []
-    seconds, peak, found = timed(lambda: run_datasketch(texts, args.num_perm, bands, rows),
-                                 max(1, args.repeats // 2))
+    seconds, found = timed(lambda: run_datasketch(texts, args.num_perm, bands, rows),
+                           max(1, args.repeats // 2))
     base = seconds
-    rows_out.append(("datasketch", "minhash", "MinHashLSH", seconds, peak, found))
+    rows_out.append(("datasketch", "minhash", "MinHashLSH", seconds, found))
     for mode in ("lshbloom", "minhash_lsh"):
         for sketch in ("minhash", "oph"):
-            seconds, peak, found = timed(lambda: run_ours(texts, mode, sketch, args.num_perm),
-                                         args.repeats)
-            rows_out.append(("corpus-miner", sketch, mode, seconds, peak, found))
+            seconds, found = timed(lambda: run_ours(texts, mode, sketch, args.num_perm),
+                                   args.repeats)
+            rows_out.append(("corpus-miner", sketch, mode, seconds, found))
+    with tempfile.TemporaryDirectory() as tmp:
+        texts_file = str(Path(tmp) / "texts.json")
+        Path(texts_file).write_text(json.dumps(texts))
+        peaks = [peak_memory(method, sketch, mode, texts_file, args.num_perm, bands, rows)
+                 for method, sketch, mode, _, _ in rows_out]
     table = []
-    for method, sketch, mode, seconds, peak, found in rows_out:
+    for (method, sketch, mode, seconds, found), peak in zip(rows_out, peaks):
         table.append({"method": method, "sketch": sketch, "index": mode, "n_docs": n_docs,
                       "num_perm": args.num_perm, "bands": bands, "rows": rows,
                       "seconds": round(seconds, 4), "docs_per_s": round(n_docs / seconds, 1),

@@ -137,6 +137,17 @@ class LSHBloom:
         self._add(self.band_keys(texts), ids, detect=False)
         return self
 
+    def fit_keys(self, band_keys: np.ndarray, ids=None) -> "LSHBloom":
+        """fit() on precomputed band keys (e.g. gathered batch by batch)."""
+        self._start(len(band_keys))
+        self._check_keys(band_keys)
+        self._add(band_keys, ids, detect=False)
+        return self
+
+    def _check_keys(self, band_keys: np.ndarray) -> None:
+        if band_keys.ndim != 2 or band_keys.shape[1] != self.bands_:
+            raise InputError(f"band keys must have shape (n, {self.bands_}), got {band_keys.shape}")
+
     def partial_fit(self, texts: Sequence[str], ids=None) -> "LSHBloom":
         """Add a batch to the index (the first call on an unfitted object needs expected_items)."""
         if not hasattr(self, "index_"):
@@ -169,8 +180,7 @@ class LSHBloom:
     def deduplicate_keys(self, band_keys: np.ndarray, ids=None) -> DedupResult:
         """deduplicate() on precomputed band keys (e.g. gathered batch by batch)."""
         self._start(len(band_keys))
-        if band_keys.ndim != 2 or band_keys.shape[1] != self.bands_:
-            raise InputError(f"band keys must have shape (n, {self.bands_}), got {band_keys.shape}")
+        self._check_keys(band_keys)
         result = self._add(band_keys, ids, detect=True)
         if self.params_.mode == "minhash_lsh":
             labels = components_kernel(self.index_.lookup(band_keys), 0, len(band_keys))

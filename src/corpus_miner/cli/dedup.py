@@ -1,0 +1,213 @@
+"""`corpus-miner dedup` and `corpus-miner index build|query`: near-duplicate removal (LSHBloom).
+
+dedup keeps the first document of every group of near-duplicates (input order) and writes the
+others out, with all their fields; --annotate keeps every document and adds `is_duplicate` (and
+`duplicate_of`, the id of the earliest matching earlier document, in mode minhash_lsh).
+index build fits a reference corpus and saves it; index query matches new documents against it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pyarrow as pa
+
+from corpus_miner.cli.common import add_input_arguments, print_read_problems, print_summary
+from corpus_miner.corpus import ReadStats, read_documents, write_records
+from corpus_miner.dedup import LSHBloom
+from corpus_miner.dedup.params import DEFAULT_FP_PROB, DEFAULT_SKETCH, MODE_ALIASES
+from corpus_miner.dedup.result import DedupResult
+from corpus_miner.errors import InputError
+
+
+def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("near-duplicate parameters")
+    group.add_argument("--mode", default="lshbloom", choices=sorted(MODE_ALIASES),
+                       help="lshbloom: Bloom filter of band keys (small index); minhash_lsh: exact "
+                            "band table (names the matched document) (default: %(default)s)")
+    group.add_argument("--threshold", type=float, default=0.85,
+                       help="Jaccard similarity of character shingle sets above which documents "
+                            "are near-duplicates (default: %(default)s)")
+    group.add_argument("--num-perm", type=int, default=256,
+                       help="signature length (default: %(default)s)")
+    group.add_argument("--num-bands", type=int, default=None,
+                       help="LSH bands (rows = num_perm // bands); default: chosen from "
+                            "--threshold to minimise false positives + false negatives")
+    group.add_argument("--sketch", choices=("minhash", "oph"), default=DEFAULT_SKETCH,
+                       help="oph: one permutation hashing (fast), minhash: classic "
+                            "(default: %(default)s)")
+    group.add_argument("--fp-prob", type=float, default=DEFAULT_FP_PROB,
+                       help="chance that a unique document is removed by a Bloom false positive, "
+                            "per document (default: %(default)s)")
+    group.add_argument("--expected-items", type=int, default=None,
+                       help="documents the Bloom filter is sized for; given, dedup streams with "
+                            "bounded memory; default: counted from the input")
+    group.add_argument("--shingle-size", type=int, default=5,
+                       help="characters (or words) per shingle (default: %(default)s)")
+    group.add_argument("--word-shingles", action="store_true",
+                       help="shingle words instead of characters")
+    group.add_argument("--max-shingles", type=int, default=None,
+                       help="cap per document: keep its MAX smallest distinct shingle hashes")
+    group.add_argument("--seed", type=int, default=1, help="hash seed (default: %(default)s)")
+
+
+def register(subparsers) -> None:
+    dedup = subparsers.add_parser(
+        "dedup", help="remove near-duplicate documents (LSHBloom)",
+        description="Write the documents of INPUT... that are not near-duplicates of an earlier "
+                    "document (input order), keeping all their fields.")
+    add_input_arguments(dedup)
+    dedup.add_argument("-o", "--output", required=True, metavar="OUT",
+                       help="output file: .jsonl, .jsonl.gz or .parquet (written atomically)")
+    dedup.add_argument("--annotate", action="store_true",
+                       help="keep every document and add is_duplicate (+ duplicate_of in "
+                            "minhash_lsh mode) instead of dropping duplicates")
+    dedup.add_argument("--save-index", metavar="DIR",
+                       help="also save the index of all input documents (for `index query`)")
+    _add_model_arguments(dedup)
+    dedup.set_defaults(handler=run_dedup)
+
+    index = subparsers.add_parser("index", help="build a near-duplicate index, or query one",
+                                  description="Fit a reference corpus once, query new data later.")
+    actions = index.add_subparsers(dest="index_command", metavar="ACTION")
+    build = actions.add_parser("build", help="index a reference corpus and save it",
+                               description="Compute band keys of INPUT... and save the index.")
+    add_input_arguments(build)
+    build.add_argument("-o", "--output", required=True, metavar="INDEX_DIR",
+                       help="index folder to write (replaced atomically)")
+    _add_model_arguments(build)
+    build.set_defaults(handler=run_index_build)
+
+    query = actions.add_parser(
+        "query", help="drop documents that are near-duplicates of an indexed corpus",
+        description="Write the documents of INPUT... that match nothing in INDEX_DIR (the index "
+                    "is read-only: documents of INPUT are not matched against each other).")
+    query.add_argument("index_dir", metavar="INDEX_DIR", help="folder written by `index build`")
+    add_input_arguments(query)
+    query.add_argument("-o", "--output", required=True, metavar="OUT",
+                       help="output file: .jsonl, .jsonl.gz or .parquet")
+    query.add_argument("--annotate", action="store_true",
+                       help="keep every document and add is_duplicate (+ duplicate_of)")
+    query.set_defaults(handler=run_index_query)
+
+
+def _model(args: argparse.Namespace) -> LSHBloom:
+    return LSHBloom(threshold=args.threshold, num_perm=args.num_perm, mode=args.mode,
+                    num_bands=args.num_bands, fp_prob=args.fp_prob,
+                    shingle_size=args.shingle_size, expected_items=args.expected_items,
+                    seed=args.seed, max_shingles=args.max_shingles, sketch=args.sketch,
+                    shingle_kind="word" if args.word_shingles else "char")
+
+
+def _read(args: argparse.Namespace, stats: ReadStats):
+    return read_documents(args.inputs, text_field=args.text_field, id_field=args.id_field,
+                          skip_bad=args.skip_bad, stats=stats)
+
+
+def _output_table(records: pa.Table, result: DedupResult, annotate: bool) -> pa.Table:
+    if not annotate:
+        return records.filter(pa.array(result.keep))
+    columns = {"is_duplicate": pa.array(result.is_duplicate, pa.bool_())}
+    if result.duplicate_of_id is not None:
+        columns["duplicate_of"] = pa.array(result.duplicate_of_id, pa.string())
+    for name, column in columns.items():
+        if name in records.column_names:  # a re-run on annotated output: replace, not duplicate
+            records = records.set_column(records.column_names.index(name), name, column)
+        else:
+            records = records.append_column(name, column)
+    return records
+
+
+def _split(result: DedupResult, sizes: list[int]) -> list[DedupResult]:
+    cuts = np.cumsum(sizes)[:-1]
+    parts = [np.split(result.is_duplicate, cuts)]
+    parts.append(np.split(result.duplicate_of, cuts) if result.duplicate_of is not None else None)
+    out, start = [], 0
+    for i, size in enumerate(sizes):
+        ids = result.duplicate_of_id[start:start + size] if result.duplicate_of_id is not None else None
+        out.append(DedupResult(parts[0][i], parts[1][i] if parts[1] else None, ids))
+        start += size
+    return out
+
+
+def run_dedup(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    model = _model(args)
+    stats = ReadStats()
+    counts = {"documents": 0, "duplicates": 0}
+    needs_count = model.params.validated().mode == "lshbloom" and args.expected_items is None
+
+    def tables():
+        if needs_count:  # size the filter from the input: keep the batches, then decide
+            batches = list(_read(args, stats))
+            keys = [model.band_keys(batch.texts) for batch in batches]
+            bands = model.params.validated().bands_rows[0]
+            all_keys = np.concatenate(keys) if keys else np.zeros((0, bands), np.uint64)
+            results = _split(model.deduplicate_keys(all_keys), [len(b) for b in batches])
+            pairs = zip(batches, results)
+        else:
+            pending = []
+
+            def source():
+                for batch in _read(args, stats):
+                    pending.append(batch)
+                    yield batch.texts, batch.ids
+            pairs = ((pending.pop(0), result) for result in model.deduplicate_stream(source()))
+        for batch, result in pairs:
+            counts["documents"] += len(result)
+            counts["duplicates"] += int(result.is_duplicate.sum())
+            yield _output_table(batch.records, result, args.annotate)
+
+    written = write_records(tables(), args.output)
+    if args.save_index:
+        model.save(args.save_index)
+    print_read_problems(stats)
+    print_summary("dedup", documents=counts["documents"], duplicates=counts["duplicates"],
+                  written=written, mode=model.params_.mode if hasattr(model, "params_") else args.mode,
+                  bands=getattr(model, "bands_", "-"), rows=getattr(model, "rows_", "-"),
+                  seconds=round(time.perf_counter() - started, 3))
+    return 0
+
+
+def run_index_build(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    model = _model(args)
+    stats = ReadStats()
+    keys, ids = [], []
+    for batch in _read(args, stats):
+        keys.append(model.band_keys(batch.texts))
+        ids.append(batch.ids)
+    if not keys:
+        raise InputError("no documents in the inputs; nothing to index")
+    model.fit_keys(np.concatenate(keys), pa.concat_arrays(ids))
+    model.save(args.output)
+    print_read_problems(stats)
+    meta = model.metadata()
+    size = meta["bloom"]["size_bytes"] if "bloom" in meta else meta["band_entries"] * 16
+    print_summary("index build", documents=model.n_documents_, mode=model.params_.mode,
+                  bands=model.bands_, rows=model.rows_, index_bytes=size,
+                  seconds=round(time.perf_counter() - started, 3))
+    return 0
+
+
+def run_index_query(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    model = LSHBloom.load(args.index_dir)
+    stats = ReadStats()
+    counts = {"documents": 0, "duplicates": 0}
+
+    def tables():
+        for batch in _read(args, stats):
+            result = model.query(batch.texts, batch.ids)
+            counts["documents"] += len(result)
+            counts["duplicates"] += int(result.is_duplicate.sum())
+            yield _output_table(batch.records, result, args.annotate)
+
+    written = write_records(tables(), args.output)
+    print_read_problems(stats)
+    print_summary("index query", documents=counts["documents"], duplicates=counts["duplicates"],
+                  written=written, indexed=model.n_documents_, mode=model.params_.mode,
+                  seconds=round(time.perf_counter() - started, 3))
+    return 0

@@ -1,0 +1,125 @@
+"""`corpus-miner dedup` and `corpus-miner index build|query` through corpus_miner.cli.main(argv)."""
+
+import gzip
+import json
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from corpus_miner.cli import main
+from corpus_miner.dedup import LSHBloom
+
+WORDS = [f"tok{i}" for i in range(300)]
+
+
+def _docs(seed=0, n=30):
+    """n random documents; every 4th is followed by a lightly edited copy (1 word changed)."""
+    rng = np.random.default_rng(seed)
+    docs = []
+    for i in range(n):
+        text = " ".join(rng.choice(WORDS, 120))
+        docs.append({"id": f"s{seed}-{i}", "text": text, "n": i})
+        if i % 4 == 0:
+            words = text.split()
+            words[60] = "EDITED"
+            docs.append({"id": f"s{seed}-{i}-copy", "text": " ".join(words), "n": -i})
+    return docs
+
+
+def _write_jsonl(path, docs):
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "wt", encoding="utf-8") as handle:
+        for doc in docs:
+            handle.write(json.dumps(doc) + "\n")
+    return str(path)
+
+
+def _read_jsonl(path):
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle]
+
+
+@pytest.mark.parametrize("extra", [[], ["--mode", "minhash_lsh"], ["--expected-items", "100"],
+                                   ["--sketch", "minhash"]])
+def test_dedup_writes_unique_documents_in_order_with_all_fields(tmp_path, extra):
+    docs = _docs()
+    source = _write_jsonl(tmp_path / "in.jsonl.gz", docs)
+    out = tmp_path / "out.jsonl"
+    assert main(["dedup", source, "-o", str(out), *extra]) == 0
+    kept = _read_jsonl(out)
+    assert [d["id"] for d in kept] == [d["id"] for d in docs if not d["id"].endswith("-copy")]
+    assert kept[0] == docs[0]  # every field, unchanged
+
+
+def test_dedup_matches_the_library(tmp_path):
+    docs = _docs(seed=3) + _docs(seed=3)[:5]  # exact repeats at the end too
+    source = _write_jsonl(tmp_path / "in.jsonl", docs)
+    assert main(["dedup", source, "-o", str(tmp_path / "o.jsonl"), "--annotate", "--num-perm", "64"]) == 0
+    flags = [d["is_duplicate"] for d in _read_jsonl(tmp_path / "o.jsonl")]
+    expected = LSHBloom(num_perm=64).deduplicate([d["text"] for d in docs]).is_duplicate
+    assert flags == expected.tolist()
+
+
+def test_annotate_minhash_lsh_names_the_earlier_document(tmp_path):
+    docs = _docs()
+    source = _write_jsonl(tmp_path / "in.jsonl", docs)
+    out = tmp_path / "out.parquet"
+    assert main(["dedup", source, "-o", str(out), "--annotate", "--mode", "banding"]) == 0
+    table = pq.read_table(out).to_pylist()
+    assert len(table) == len(docs)
+    for row in table:
+        if row["id"].endswith("-copy"):
+            assert row["is_duplicate"] and row["duplicate_of"] == row["id"][: -len("-copy")]
+        else:
+            assert not row["is_duplicate"] and row["duplicate_of"] is None
+
+
+def test_index_build_then_query(tmp_path, capsys):
+    reference = _docs(seed=1)
+    new = _docs(seed=2)[:6] + [reference[0], reference[4]]  # two documents already indexed
+    ref_path = _write_jsonl(tmp_path / "ref.jsonl", reference)
+    new_path = _write_jsonl(tmp_path / "new.jsonl", new)
+    index = tmp_path / "index"
+    for mode in ("lshbloom", "minhash_lsh"):
+        assert main(["index", "build", ref_path, "-o", str(index), "--mode", mode]) == 0
+        assert (index / "metadata.json").is_file()
+        out = tmp_path / f"new-{mode}.jsonl"
+        assert main(["index", "query", str(index), new_path, "-o", str(out)]) == 0
+        assert [d["id"] for d in _read_jsonl(out)] == [d["id"] for d in new[:6]]
+        annotated = tmp_path / f"ann-{mode}.jsonl"
+        assert main(["index", "query", str(index), new_path, "-o", str(annotated), "--annotate"]) == 0
+        rows = _read_jsonl(annotated)
+        assert [r["is_duplicate"] for r in rows] == [False] * 6 + [True, True]
+        if mode == "minhash_lsh":
+            assert [r["duplicate_of"] for r in rows[-2:]] == [reference[0]["id"], reference[4]["id"]]
+    assert "index query" in capsys.readouterr().err
+
+
+def test_dedup_save_index_is_queryable(tmp_path):
+    docs = _docs()
+    source = _write_jsonl(tmp_path / "in.jsonl", docs)
+    assert main(["dedup", source, "-o", str(tmp_path / "o.jsonl"), "--save-index",
+                 str(tmp_path / "idx")]) == 0
+    model = LSHBloom.load(tmp_path / "idx")
+    assert model.n_documents_ == len(docs) and model.transform([docs[1]["text"]]).all()
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--threshold", "1.5"], "threshold"),
+    (["--num-bands", "999"], "num_bands"),
+    (["--fp-prob", "0"], "fp_prob"),
+])
+def test_bad_parameters_are_one_line_errors(tmp_path, capsys, argv, message):
+    source = _write_jsonl(tmp_path / "in.jsonl", _docs()[:3])
+    assert main(["dedup", source, "-o", str(tmp_path / "o.jsonl"), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("corpus-miner: error:") and message in err and "\n" not in err
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_query_with_a_non_index_folder_fails_cleanly(tmp_path, capsys):
+    source = _write_jsonl(tmp_path / "in.jsonl", _docs()[:3])
+    assert main(["index", "query", str(tmp_path), source, "-o", str(tmp_path / "o.jsonl")]) == 2
+    assert "not a corpus-miner index" in capsys.readouterr().err
+    assert main(["dedup", str(tmp_path / "missing.jsonl"), "-o", str(tmp_path / "o.jsonl")]) == 2
