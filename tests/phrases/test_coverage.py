@@ -247,3 +247,19 @@ def test_kernels_without_jit_match_compiled():
     assert plain["sweep"][1] == [3, 2, 3]
     assert plain["marks"] == plain["sweep"][0]
     assert plain["runs"] == [[0, 6], [9, 11]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(docs=docs_strategy, sigma=st.integers(2, 3), k=st.integers(2, 3),
+       algorithm=st.sampled_from(["bloomspan", "fhk"]))
+def test_coverage_of_a_real_mining_run_equals_brute_force(docs, sigma, k, algorithm):
+    from corpus_miner.phrases import BloomSpan
+
+    corpus = make_corpus(docs)
+    if sigma > len(docs):
+        return
+    miner = BloomSpan(sigma=sigma, min_length=k, algorithm=algorithm).fit(corpus)
+    cov = Coverage.from_miner(miner, corpus)
+    masks, _ = brute_mined_coverage(docs, sigma, k, cov.phrases)
+    assert cov.covered.tolist() == [m for mask in masks for m in mask]
+    assert int(cov.tokens_by_phrase.sum()) == cov.tokens_covered
