@@ -149,7 +149,7 @@ def _examples(examples: list[dict]) -> str:
     return "".join(out)
 
 
-def _hogs_table(rows: list[dict], covered_total: int) -> str:
+def _hogs_table(rows: list[dict], covered_total: int, open_first: bool = False) -> str:
     if not rows:
         return '<p class="muted">No repeated phrases at these parameters.</p>'
     peak = max(max(r["tokens_covered"] for r in rows), 1)
@@ -162,7 +162,7 @@ def _hogs_table(rows: list[dict], covered_total: int) -> str:
         full = f'<div class="tokens"><b>tokens</b> {escape(tokens)}</div>'
         examples = _examples(r["examples"]) or (
             '<div class="ex muted">no example contexts collected</div>')
-        opened = " open" if i == 1 else ""
+        opened = " open" if open_first and i == 1 else ""
         share = r["tokens_covered"] / covered_total if covered_total else 0.0
         covered_bar = _bar(r["tokens_covered"] / peak, _num(r["tokens_covered"]))
         body.append(
@@ -257,7 +257,7 @@ def render_html(data: dict, title: str) -> str:
 
 <h2>Biggest hogs: tokens actually covered</h2>
 <p class="lead">Each covered token counted once, for the highest-ranked (length × df) phrase covering it.</p>
-{_hogs_table(data['hogs_by_tokens_covered'], covered)}
+{_hogs_table(data['hogs_by_tokens_covered'], covered, open_first=True)}
 
 <h2>Biggest hogs: length × df</h2>
 <p class="lead">The article's ranking Ψ = |P| × df(P): the room a phrase would take if its occurrences did not overlap.</p>
