@@ -197,3 +197,26 @@ def test_corrupt_index_refused(tmp_path):
 def test_ids_must_match_texts():
     with pytest.raises(InputError, match="ids"):
         LSHBloom(mode="minhash_lsh").deduplicate(["a", "b"], ids=["x"])
+
+
+def test_partition_local_filters_merged_equal_a_local_fit(tmp_path):
+    """What the Spark engine does: per-partition filters of the same shape, OR-merged."""
+    from corpus_miner.dedup import BloomFilter, band_keys_for_texts
+    from corpus_miner.dedup.bandtable import BandTable
+
+    texts = make_corpus(seed=8)
+    params = LSHBloomParams(num_perm=64, seed=5).validated()
+    bands, _ = params.bands_rows
+    parts = [texts[0::3], texts[1::3], texts[2::3]]
+    merged = None
+    for part in parts:
+        local = BloomFilter.for_documents(len(texts), bands, params.fp_prob)
+        local.add(band_keys_for_texts(part, params))
+        merged = local if merged is None else merged.merge(local)
+    spark_like = LSHBloom.from_state(params, merged, len(texts))
+    local_fit = LSHBloom(num_perm=64, seed=5).fit(texts)
+    assert spark_like.index_ == local_fit.index_
+    spark_like.save(tmp_path / "i")
+    assert LSHBloom.load(tmp_path / "i").transform(texts).all()
+    with pytest.raises(ParameterError, match="BloomFilter"):
+        LSHBloom.from_state(params, BandTable(), len(texts))

@@ -175,13 +175,18 @@ def run_index_build(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     model = _model(args)
     stats = ReadStats()
-    keys, ids = [], []
-    for batch in _read(args, stats):
-        keys.append(model.band_keys(batch.texts))
-        ids.append(batch.ids)
-    if not keys:
+    if args.expected_items is not None or model.params.validated().mode == "minhash_lsh":
+        for batch in _read(args, stats):  # the index can grow / is sized: stream
+            model.partial_fit(batch.texts, batch.ids)
+    else:  # size the filter from the input: keep only the band keys (8 bytes x bands per doc)
+        keys, ids = [], []
+        for batch in _read(args, stats):
+            keys.append(model.band_keys(batch.texts))
+            ids.append(batch.ids)
+        if keys:
+            model.fit_keys(np.concatenate(keys), pa.chunked_array(ids))
+    if not hasattr(model, "index_"):
         raise InputError("no documents in the inputs; nothing to index")
-    model.fit_keys(np.concatenate(keys), pa.concat_arrays(ids))
     model.save(args.output)
     print_read_problems(stats)
     meta = model.metadata()

@@ -32,6 +32,7 @@ from corpus_miner.errors import FormatError, ParameterError
 BLOOM_FORMAT = "corpus-miner/bloom-filter"
 BLOOM_VERSION = 1
 MAX_BITS = 1 << 56  # keeps h1 + i * h2 (i < 64) below 2^64 in the position kernel
+_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], np.uint8)
 _SALT_1 = np.uint64(0x243F6A8885A308D3)
 _SALT_2 = np.uint64(0x13198A2E03707344)
 
@@ -212,7 +213,7 @@ class BloomFilter:
         return BloomFilter(self.num_bits, self.num_hashes, self.bits.copy())
 
     def bits_set(self) -> int:
-        return int(np.unpackbits(self.bits).sum())
+        return int(_POPCOUNT[self.bits].sum(dtype=np.int64))
 
     def estimated_fp(self) -> float:
         """Per-key false-positive rate of the filter as it is now: (fraction of bits set)^k."""

@@ -121,14 +121,34 @@ class LSHBloom:
         return result
 
     def _ids_of(self, ordinals: np.ndarray) -> list:
-        all_ids = pa.concat_arrays(self.ids_) if len(self.ids_) > 1 else (
-            self.ids_[0] if self.ids_ else pa.array([], pa.int64()))
-        if len(self.ids_) > 1:
-            self.ids_ = [all_ids]  # keep one array: later lookups stay cheap
+        """Ids of indexed documents by ordinal (None where ordinal is -1)."""
         matched = ordinals >= 0
-        taken = all_ids.take(pa.array(np.where(matched, ordinals, 0))).to_pylist() if len(all_ids) \
-            else [None] * len(ordinals)
+        if not matched.any():
+            return [None] * len(ordinals)
+        try:
+            all_ids = pa.chunked_array(self.ids_)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            raise InputError("ids of all batches must have the same type (e.g. all strings); "
+                             "pass ids consistently") from None
+        taken = all_ids.take(pa.array(np.where(matched, ordinals, 0))).to_pylist()
         return [value if hit else None for value, hit in zip(taken, matched)]
+
+    @classmethod
+    def from_state(cls, params: LSHBloomParams, index, n_documents: int, ids=None) -> "LSHBloom":
+        """A fitted LSHBloom from an index built elsewhere (e.g. Bloom filters merged by Spark):
+        `index` is a BloomFilter (lshbloom) or a BandTable (minhash_lsh, with the ids in order)."""
+        params = params.validated()
+        model = cls(**params.to_dict())
+        model.params_ = params
+        model.bands_, model.rows_ = params.bands_rows
+        model.n_documents_ = int(n_documents)
+        expected = BloomFilter if params.mode == "lshbloom" else BandTable
+        if not isinstance(index, expected):
+            raise ParameterError(f"mode {params.mode} needs a {expected.__name__}, got "
+                                 f"{type(index).__name__}")
+        model.index_ = index
+        model.ids_ = None if params.mode == "lshbloom" else [_ids_array(ids, n_documents, 0)]
+        return model
 
     # -- public API ------------------------------------------------------------------------------
     def fit(self, texts: Sequence[str], ids=None) -> "LSHBloom":

@@ -46,7 +46,7 @@ def save_index(path, model) -> None:
         write_index_dir(path, meta, {"bits.bin": model.index_.bits})
         return
     keys, docs = model.index_.items()
-    ids = pa.concat_arrays(model.ids_) if model.ids_ else pa.array([], pa.int64())
+    ids = pa.chunked_array(model.ids_).combine_chunks() if model.ids_ else pa.array([], pa.int64())
     meta["band_entries"] = int(len(keys))
     write_index_dir(path, meta, {"band_keys.bin": keys, "first_doc.bin": docs},
                     {"ids.arrow": _ids_blob(ids)})
@@ -64,18 +64,13 @@ def load_index(cls, path):
     if (bands, rows) != params.bands_rows:
         raise FormatError(f"{path}: stored bands/rows {bands}x{rows} do not follow from its "
                           f"parameters ({params.bands_rows}); the file was edited, rebuild it")
-    model = cls(**{k: v for k, v in params.to_dict().items()})
-    model.params_, model.bands_, model.rows_, model.n_documents_ = params, bands, rows, n_documents
     if params.mode == "lshbloom":
         bloom_meta = meta.get("bloom") if isinstance(meta.get("bloom"), dict) else {}
-        model.index_ = BloomFilter.from_metadata(path, {**bloom_meta, "arrays": meta["arrays"]})
-        model.ids_ = None
-    else:
-        keys = read_array(path, meta, "band_keys.bin")
-        docs = read_array(path, meta, "first_doc.bin")
-        ids = _ids_from_blob(path, read_blob(path, meta, "ids.arrow"))
-        if len(keys) != len(docs) or len(ids) != n_documents:
-            raise FormatError(f"{path}: band table arrays disagree in length; rebuild the index")
-        model.index_ = BandTable.from_items(keys, docs)
-        model.ids_ = [ids]
-    return model
+        bloom = BloomFilter.from_metadata(path, {**bloom_meta, "arrays": meta["arrays"]})
+        return cls.from_state(params, bloom, n_documents)
+    keys = read_array(path, meta, "band_keys.bin")
+    docs = read_array(path, meta, "first_doc.bin")
+    ids = _ids_from_blob(path, read_blob(path, meta, "ids.arrow"))
+    if len(keys) != len(docs) or len(ids) != n_documents:
+        raise FormatError(f"{path}: band table arrays disagree in length; rebuild the index")
+    return cls.from_state(params, BandTable.from_items(keys, docs), n_documents, ids)
