@@ -24,6 +24,9 @@ of its last token) in the original text (case, punctuation and Unicode untouched
 * mask: the span is replaced by `mask_text`.
 * annotate: the text is untouched; `junk_spans` (list of [start, end) character offsets) and
   `junk_share` (handled tokens / tokens) are added to the record.
+
+Every record keeps its id, its other fields and its place in the input order; a document whose
+text is removed entirely stays, with an empty text, unless `drop_above` leaves it out.
 """
 
 from __future__ import annotations
