@@ -1,0 +1,69 @@
+"""Adapter between Spark's pandas batches and the local kernels (runs inside Spark workers).
+
+Spark has no unsigned 64-bit type, so band keys travel as array<bigint>: the same 64 bits as the
+local engine's uint64 keys, reinterpreted (`view`), never converted. Every function here takes a
+pandas batch and calls corpus_miner.dedup's batch functions, so a document gets the very same band
+keys and Bloom bits whichever engine, batch or partition processes it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from corpus_miner.dedup.bloom import BloomFilter
+from corpus_miner.dedup.params import LSHBloomParams
+from corpus_miner.dedup.pipeline import band_keys_for_texts
+
+SEGMENT_BYTES = 1 << 20
+"""Filters are shipped and merged in 1 MiB segments; all-zero segments are not shipped at all."""
+
+
+def texts_to_arrow(texts: pd.Series) -> pa.Array:
+    """A pandas text column as an Arrow string array (None -> null, rejected by the kernels)."""
+    return pa.Array.from_pandas(texts, type=pa.large_string())
+
+
+def band_keys_of_series(texts: pd.Series, params: LSHBloomParams) -> np.ndarray:
+    """uint64 (n, bands) band keys of a pandas batch of texts."""
+    return band_keys_for_texts(texts_to_arrow(texts), params)
+
+
+def keys_to_series(keys: np.ndarray) -> pd.Series:
+    """uint64 (n, bands) keys as a pandas Series of int64 arrays (Spark array<bigint>)."""
+    signed = np.ascontiguousarray(keys).view(np.int64)
+    return pd.Series(list(signed), dtype=object)
+
+
+def series_to_keys(series: pd.Series, bands: int) -> np.ndarray:
+    """A pandas batch of array<bigint> band keys back to uint64 (n, bands)."""
+    if len(series) == 0:
+        return np.empty((0, bands), np.uint64)
+    keys = np.stack([np.asarray(row, dtype=np.int64) for row in series])
+    return np.ascontiguousarray(keys).view(np.uint64)
+
+
+def filter_segments(bloom: BloomFilter, segment_bytes: int = SEGMENT_BYTES):
+    """(segment index, bytes) of every segment of the filter with at least one bit set."""
+    bits = bloom.bits
+    for segment, start in enumerate(range(0, len(bits), segment_bytes)):
+        chunk = bits[start:start + segment_bytes]
+        if chunk.any():
+            yield segment, chunk.tobytes()
+
+
+def or_bytes(left: bytes, right: bytes) -> bytes:
+    """Bitwise OR of two equally long byte strings (merging two filter segments)."""
+    return (np.frombuffer(left, np.uint8) | np.frombuffer(right, np.uint8)).tobytes()
+
+
+def assemble_filter(num_bits: int, num_hashes: int, segments, segment_bytes: int = SEGMENT_BYTES,
+                    base: BloomFilter | None = None) -> BloomFilter:
+    """A filter from merged (segment index, bytes) pairs, OR-ed onto `base` when given."""
+    bloom = base.copy() if base is not None else BloomFilter(num_bits, num_hashes)
+    for segment, raw in segments:
+        start = segment * segment_bytes
+        part = np.frombuffer(raw, np.uint8)
+        bloom.bits[start:start + len(part)] |= part
+    return bloom

@@ -1,0 +1,157 @@
+"""Driver-side DataFrame plumbing: input checks, a deterministic row order, band keys as a
+pandas UDF, partition-local Bloom filters merged by OR, and the exact band-key matching pass."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from corpus_miner.dedup.bloom import BloomFilter
+from corpus_miner.dedup.params import LSHBloomParams
+from corpus_miner.errors import InputError
+from corpus_miner.spark import batches
+
+ORDER = "_cm_order"
+KEYS = "band_keys"
+KEY = "_cm_band_key"
+FIRST = "_cm_first"
+_ROW_BITS = 33  # monotonically_increasing_id = partition index << 33 | row within partition
+
+
+def check_columns(df: DataFrame, text_col: str, id_col: str | None, where: str) -> None:
+    """InputError when a column is missing or the text column is not a string."""
+    names = df.columns
+    for role, name in (("text_col", text_col), ("id_col", id_col)):
+        if name is not None and name not in names:
+            raise InputError(f"{where}: {role}={name!r} is not a column of the DataFrame "
+                             f"(columns: {names}); pass {role}= with the right name")
+    text_type = df.schema[text_col].dataType
+    if not isinstance(text_type, T.StringType):
+        raise InputError(f"{where}: column {text_col!r} has type {text_type.simpleString()}, "
+                         "expected string; cast it first")
+
+
+def check_no_null_texts(df: DataFrame, text_col: str, id_col: str | None, where: str) -> None:
+    """InputError naming the first document whose text is null (skipped for non-null schemas)."""
+    if not df.schema[text_col].nullable:
+        return
+    shown = id_col if id_col is not None else text_col
+    found = df.filter(F.col(text_col).isNull()).select(shown).limit(1).collect()
+    if found:
+        what = f"{id_col}={found[0][0]!r}" if id_col is not None else "one document"
+        raise InputError(f"{where}: text column {text_col!r} is null for {what}; drop or fill "
+                         "null texts (e.g. df.dropna(subset=[text_col])) before deduplication")
+
+
+def with_input_order(df: DataFrame, order_col: str | None) -> tuple[DataFrame, int]:
+    """(df with a dense 0..n-1 ORDER column, n).
+
+    With order_col the order is that column's (ties broken by nothing: make it unique). Without,
+    it is the input order, partition by partition: ORDER = rows in earlier partitions + position
+    in the partition, the numbering of RDD.zipWithIndex, computed in the JVM without moving rows to
+    Python. It is stable under recomputation and task retries for deterministic inputs (files,
+    local data, order-preserving transformations).
+    """
+    if order_col is not None:
+        return _dense_order_by(df, order_col)
+    counts = dict(df.groupBy(F.spark_partition_id().alias("p")).count().collect())
+    offsets, total = {}, 0
+    for partition in range(df.rdd.getNumPartitions()):
+        offsets[partition] = total
+        total += counts.get(partition, 0)
+    mid = F.monotonically_increasing_id()
+    offset_of = F.create_map(*[F.lit(x) for p, o in offsets.items() for x in (p, o)]) \
+        if offsets else F.create_map(F.lit(0), F.lit(0))
+    order = F.element_at(offset_of, F.shiftright(mid, _ROW_BITS).cast("int")) \
+        + mid.bitwiseAND(F.lit((1 << _ROW_BITS) - 1))
+    return df.withColumn(ORDER, order.cast("long")), total
+
+
+def _dense_order_by(df: DataFrame, order_col: str) -> tuple[DataFrame, int]:
+    """ORDER = 0-based rank of the unique values of order_col (only that column goes through
+    zipWithIndex; the rows are joined back in the JVM)."""
+    if order_col not in df.columns:
+        raise InputError(f"order_col={order_col!r} is not a column (columns: {df.columns}); pass "
+                         "the name of a column with one distinct sortable value per row")
+    values = df.select(order_col)
+    if values.filter(F.col(order_col).isNull()).limit(1).count():
+        raise InputError(f"order_col={order_col!r} has null values; it must order every row")
+    ranks = values.orderBy(order_col).rdd.zipWithIndex().map(lambda pair: (pair[0][0], pair[1]))
+    schema = T.StructType([values.schema.fields[0], T.StructField(ORDER, T.LongType(), False)])
+    ranked = df.sparkSession.createDataFrame(ranks, schema)
+    n_rows, n_distinct = values.count(), ranked.select(order_col).distinct().count()
+    if n_rows != n_distinct:
+        raise InputError(f"order_col={order_col!r} has {n_rows - n_distinct} repeated values; "
+                         "the order must be unique (e.g. add the id as a tie breaker column)")
+    return df.join(ranked, order_col), n_rows
+
+
+def band_keys_column(params: LSHBloomParams, text_col: str, use_pandas_udf: bool):
+    """Column expression: band keys (array<bigint>) of text_col, by the local kernels."""
+    key_type = T.ArrayType(T.LongType(), containsNull=False)
+    if use_pandas_udf:
+        @F.pandas_udf(key_type)
+        def band_keys_udf(texts: pd.Series) -> pd.Series:
+            return batches.keys_to_series(batches.band_keys_of_series(texts, params))
+
+        return band_keys_udf(F.col(text_col))
+
+    def band_keys_row(text):  # one document per call: slower, but no Arrow in the worker
+        from corpus_miner.dedup.pipeline import band_keys_for_texts
+        return band_keys_for_texts([text], params)[0].view(np.int64).tolist()
+
+    return F.udf(band_keys_row, key_type)(F.col(text_col))
+
+
+def build_filter(keyed: DataFrame, bands: int, num_bits: int, num_hashes: int,
+                 base: BloomFilter | None = None) -> BloomFilter:
+    """OR of partition-local filters of the KEYS column (onto `base`), assembled on the driver.
+
+    Each partition inserts its documents' keys into its own filter with the local kernels and
+    ships only the non-zero 1 MiB segments; reduceByKey ORs equal segments on the executors
+    (a tree: many partitions' segments meet before the driver), which receives one copy of each.
+    """
+    def local_filters(frames):
+        bloom = BloomFilter(num_bits, num_hashes)
+        for frame in frames:
+            bloom.add(batches.series_to_keys(frame[KEYS], bands))
+        segments = list(batches.filter_segments(bloom))
+        yield pd.DataFrame({"segment": [s for s, _ in segments], "bits": [b for _, b in segments]},
+                           columns=["segment", "bits"])
+
+    schema = "segment long, bits binary"
+    parts = keyed.select(KEYS).mapInPandas(local_filters, schema)
+    merged = parts.rdd.map(lambda row: (row[0], bytes(row[1]))).reduceByKey(batches.or_bytes)
+    return batches.assemble_filter(num_bits, num_hashes, merged.collect(), base=base)
+
+
+def bloom_hits_column(spark, bloom: BloomFilter, bands: int):
+    """(column expression: any band key of the row in `bloom`, the broadcast to destroy later)."""
+    shared = spark.sparkContext.broadcast((bloom.num_bits, bloom.num_hashes, bloom.bits.tobytes()))
+
+    @F.pandas_udf(T.BooleanType())
+    def in_filter(keys: pd.Series) -> pd.Series:
+        num_bits, num_hashes, raw = shared.value
+        readonly = BloomFilter(num_bits, num_hashes, np.frombuffer(raw, np.uint8))
+        return pd.Series(readonly.contains_any(batches.series_to_keys(keys, bands)))
+
+    return in_filter(F.col(KEYS)), shared
+
+
+def first_orders(keyed: DataFrame) -> DataFrame:
+    """The exact band table: band key -> smallest ORDER of a document having it."""
+    exploded = keyed.select(ORDER, F.explode(KEYS).alias(KEY))
+    return exploded.groupBy(KEY).agg(F.min(ORDER).alias(FIRST))
+
+
+def earliest_matches(keyed: DataFrame, table: DataFrame, earlier_only: bool) -> DataFrame:
+    """(ORDER, FIRST): per document, the smallest first-document ORDER among its band keys in
+    `table`; with earlier_only only entries before the document itself count."""
+    exploded = keyed.select(ORDER, F.explode(KEYS).alias(KEY))
+    joined = exploded.join(table, KEY)
+    if earlier_only:
+        joined = joined.filter(F.col(FIRST) < F.col(ORDER))
+    return joined.groupBy(ORDER).agg(F.min(FIRST).alias(FIRST))

@@ -1,0 +1,328 @@
+"""SparkLSHBloom: the seed's Spark API over the local LSHBloom kernels and index format.
+
+mode="lshbloom": band keys come from a pandas UDF calling corpus_miner.dedup's kernels; every
+partition inserts its keys into its own Bloom filter; the filters are OR-ed (reduceByKey over
+segments, then the driver); queries read a broadcast, read-only copy. mode="minhash_lsh": the exact
+distributed baseline, explode(band_keys) -> groupBy(band_key) -> earliest document.
+
+Both modes save to the local engine's index folder (corpus_miner.dedup.persist), so an index fitted
+here loads in `LSHBloom.load` and the reverse.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from corpus_miner.dedup.bandtable import BandTable
+from corpus_miner.dedup.bloom import BloomFilter
+from corpus_miner.dedup.lshbloom import LSHBloom
+from corpus_miner.dedup.params import DEFAULT_FP_PROB, DEFAULT_SKETCH, LSHBloomParams
+from corpus_miner.errors import NotFittedError, ParameterError
+from corpus_miner.spark import frames
+from corpus_miner.spark.frames import FIRST, KEY, KEYS, ORDER
+
+DEFAULT_CHUNKS = 4
+
+
+class _class_or_instance_method:
+    """`Cls.load(path)` takes the saved parameters; `obj.load(path)` also checks they are obj's."""
+
+    def __init__(self, func):
+        self.func = func
+        functools.update_wrapper(self, func)
+
+    def __get__(self, obj, owner):
+        return functools.partial(self.func, owner, obj)
+
+
+class SparkLSHBloom:
+    """Near-duplicate detection on Spark DataFrames with the parameters of corpus_miner's LSHBloom.
+
+    deduplicate_chunks: one-shot deduplicate (lshbloom) processes the rows in this many chunks of
+        consecutive rows; each chunk is queried against the filter of all earlier chunks, and
+        shared band keys inside the chunk are found exactly, so the result does not depend on it
+        (it bounds the size of the in-chunk shuffle).
+    use_pandas_udf: compute band keys in vectorised pandas UDFs (Arrow batches); False uses a
+        row-at-a-time Python UDF (slower, for platforms where Arrow workers are unstable).
+    Other parameters: see corpus_miner.dedup.LSHBloom.
+    """
+
+    def __init__(self, threshold: float = 0.85, num_perm: int = 256, mode: str = "lshbloom",
+                 num_bands: int | None = None, fp_prob: float = DEFAULT_FP_PROB,
+                 shingle_size: int = 5, expected_items: int | None = None, seed: int = 1,
+                 deduplicate_chunks: int = DEFAULT_CHUNKS, max_shingles: int | None = None,
+                 use_pandas_udf: bool = True, sketch: str = DEFAULT_SKETCH,
+                 shingle_kind: str = "char"):
+        self.params = LSHBloomParams(threshold=threshold, num_perm=num_perm, mode=mode,
+                                     num_bands=num_bands, fp_prob=fp_prob,
+                                     shingle_size=shingle_size, shingle_kind=shingle_kind,
+                                     expected_items=expected_items, seed=seed,
+                                     max_shingles=max_shingles, sketch=sketch)
+        self.deduplicate_chunks = deduplicate_chunks
+        self.use_pandas_udf = use_pandas_udf
+        self._persisted: list[DataFrame] = []
+
+    def __repr__(self) -> str:
+        changed = {k: v for k, v in self.params.to_dict().items()
+                   if v != getattr(LSHBloomParams, k)}
+        return "SparkLSHBloom(" + ", ".join(f"{k}={v!r}" for k, v in changed.items()) + ")"
+
+    @property
+    def mode(self) -> str:
+        """The canonical mode ("lshbloom" or "minhash_lsh"; aliases resolved)."""
+        return self._validated().mode
+
+    # -- validation and state --------------------------------------------------------------------
+    def _validated(self) -> LSHBloomParams:
+        params = self.params.validated()
+        params.bands_rows  # noqa: B018 - raises ParameterError early for a bad num_bands
+        chunks = self.deduplicate_chunks
+        if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks < 1:
+            raise ParameterError(f"deduplicate_chunks must be an integer >= 1, got {chunks!r}")
+        if not isinstance(self.use_pandas_udf, bool):
+            raise ParameterError(f"use_pandas_udf must be True or False, got {self.use_pandas_udf!r}")
+        return params
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "params_"):
+            raise NotFittedError("this SparkLSHBloom is not fitted yet; call fit(), deduplicate() "
+                                 "or SparkLSHBloom.load() first")
+
+    def _start(self, params: LSHBloomParams, n_documents: int) -> None:
+        self.unpersist()
+        self.params_ = params
+        self.bands_, self.rows_ = params.bands_rows
+        self.n_documents_ = int(n_documents)
+        for name in ("bloom_", "band_table_", "doc_ids_", "_table_arrays"):
+            self.__dict__.pop(name, None)
+
+    def _persist(self, df: DataFrame) -> DataFrame:
+        df = df.persist()
+        self._persisted.append(df)
+        return df
+
+    def unpersist(self) -> None:
+        """Release the DataFrames this object cached (band tables, keyed inputs)."""
+        for df in self._persisted:
+            df.unpersist()
+        self._persisted = []
+
+    def _empty_filter(self, n_documents: int) -> BloomFilter:
+        expected = self.params_.expected_items or n_documents
+        return BloomFilter.for_documents(max(int(expected), 1), self.bands_, self.params_.fp_prob)
+
+    def _keys_column(self, params: LSHBloomParams, text_col: str):
+        return frames.band_keys_column(params, text_col, self.use_pandas_udf)
+
+    def _checked(self, df: DataFrame, text_col: str, id_col: str | None, where: str) -> None:
+        if not isinstance(df, DataFrame):
+            raise ParameterError(f"{where}: expected a Spark DataFrame, got {type(df).__name__}")
+        frames.check_columns(df, text_col, id_col, where)
+        frames.check_no_null_texts(df, text_col, id_col, where)
+
+    @property
+    def bloom(self) -> BloomFilter:
+        """The fitted Bloom filter (mode lshbloom): num_bits, num_hashes, bits, metadata()."""
+        self._check_fitted()
+        if self.params_.mode != "lshbloom":
+            raise ParameterError("bloom exists only in mode='lshbloom'; this index is minhash_lsh")
+        return self.bloom_
+
+    # -- fit ---------------------------------------------------------------------------------------
+    def fit(self, reference_df: DataFrame, text_col: str = "text", id_col: str | None = "id",
+            order_col: str | None = None) -> "SparkLSHBloom":
+        """Index a reference corpus (replaces any previous index); returns self."""
+        params = self._validated()
+        self._checked(reference_df, text_col, id_col, "fit")
+        if params.mode == "lshbloom":
+            self._start(params, reference_df.count())
+            keyed = reference_df.select(self._keys_column(params, text_col).alias(KEYS))
+            empty = self._empty_filter(self.n_documents_)
+            self.bloom_ = frames.build_filter(keyed, self.bands_, empty.num_bits, empty.num_hashes)
+            return self
+        ordered, n_documents = frames.with_input_order(reference_df, order_col)
+        self._start(params, n_documents)
+        keyed = self._persist(ordered.select(ORDER, self._id_expr(id_col),
+                                             self._keys_column(params, text_col).alias(KEYS)))
+        self._fit_band_table(keyed)
+        return self
+
+    @staticmethod
+    def _id_expr(id_col: str | None):
+        return (F.col(id_col) if id_col is not None else F.col(ORDER)).alias("_cm_id")
+
+    def _fit_band_table(self, keyed: DataFrame) -> None:
+        self.band_table_ = self._persist(frames.first_orders(keyed))
+        self.doc_ids_ = self._persist(keyed.select(ORDER, "_cm_id"))
+        self.band_entries_ = self.band_table_.count()
+        self.doc_ids_.count()
+
+    # -- queries -------------------------------------------------------------------------------------
+    def transform(self, new_df: DataFrame, text_col: str = "text", id_col: str | None = "id",
+                  return_band_keys: bool = True) -> DataFrame:
+        """new_df with `is_duplicate` (shares a band key with the index) and `band_keys`
+        (array<bigint>: the uint64 keys' bits); minhash_lsh also adds `duplicate_of` (an id)."""
+        self._check_fitted()
+        self._checked(new_df, text_col, id_col, "transform")
+        keyed = new_df.withColumn(KEYS, self._keys_column(self.params_, text_col))
+        if self.params_.mode == "lshbloom":
+            hits, _ = frames.bloom_hits_column(new_df.sparkSession, self.bloom_, self.bands_)
+            result = keyed.withColumn("is_duplicate", hits)
+        else:
+            result = self._transform_band_table(keyed)
+        return result if return_band_keys else result.drop(KEYS)
+
+    def _transform_band_table(self, keyed: DataFrame) -> DataFrame:
+        keyed = self._persist(keyed.withColumn(ORDER, F.monotonically_increasing_id()))
+        spark = keyed.sparkSession
+        matches = frames.earliest_matches(keyed, self._band_table(spark), earlier_only=False)
+        named = matches.join(self._doc_ids(spark).withColumnRenamed(ORDER, FIRST), FIRST) \
+            .select(ORDER, F.col("_cm_id").alias("duplicate_of"))
+        return keyed.join(named, ORDER, "left") \
+            .withColumn("is_duplicate", F.col("duplicate_of").isNotNull()).drop(ORDER)
+
+    def deduplicate(self, df: DataFrame, text_col: str = "text", id_col: str | None = "id",
+                    order_col: str | None = None, annotate: bool = False) -> DataFrame:
+        """One-shot: drop every row sharing a band key with an EARLIER row (input order, or
+        order_col), chunk-internal pairs included; leaves self fitted on all rows.
+
+        annotate=True keeps every row and adds `is_duplicate` (and, in minhash_lsh, `duplicate_of`:
+        the id of the earliest matching row).
+        """
+        params = self._validated()
+        self._checked(df, text_col, id_col, "deduplicate")
+        ordered, n_documents = frames.with_input_order(df, order_col)
+        self._start(params, n_documents)
+        keyed = self._persist(ordered.select(ORDER, self._id_expr(id_col),
+                                             self._keys_column(params, text_col).alias(KEYS)))
+        if params.mode == "lshbloom":
+            flags = self._chunked_bloom_dedup(keyed, n_documents)
+        else:
+            self._fit_band_table(keyed)
+            flags = self._band_table_dedup(keyed)
+        flag_df = self._flags_frame(df.sparkSession, flags, keyed)
+        joined = ordered.join(F.broadcast(flag_df.withColumn("_cm_dup", F.lit(True))), ORDER, "left")
+        is_dup = F.coalesce(F.col("_cm_dup"), F.lit(False))
+        if not annotate:
+            return joined.filter(~is_dup).select(*df.columns)
+        extra = ["duplicate_of"] if params.mode == "minhash_lsh" else []
+        return joined.withColumn("is_duplicate", is_dup).select(*df.columns, "is_duplicate", *extra)
+
+    @staticmethod
+    def _flags_frame(spark, flags: pd.DataFrame, keyed: DataFrame) -> DataFrame:
+        """The duplicates found (ORDER [, duplicate_of]) as a small DataFrame to broadcast-join."""
+        fields = [T.StructField(ORDER, T.LongType(), False)]
+        if "duplicate_of" in flags.columns:
+            fields.append(T.StructField("duplicate_of", keyed.schema["_cm_id"].dataType, True))
+        return spark.createDataFrame(flags, T.StructType(fields))
+
+    def _chunked_bloom_dedup(self, keyed: DataFrame, n_documents: int) -> pd.DataFrame:
+        """ORDER of every duplicate; the filter grows chunk by chunk, in input order."""
+        chunks = max(1, min(self.deduplicate_chunks, n_documents))
+        bloom = self._empty_filter(n_documents)
+        chunk_of = F.expr(f"{ORDER} * {chunks} div {max(n_documents, 1)}")
+        found = []
+        for chunk in range(chunks):
+            rows = keyed.filter(chunk_of == chunk).select(ORDER, KEYS)
+            duplicates = frames.earliest_matches(rows, frames.first_orders(rows), True).select(ORDER)
+            shared = None
+            if chunk > 0:  # the filter of chunk 0's predecessors is empty
+                hits, shared = frames.bloom_hits_column(keyed.sparkSession, bloom, self.bands_)
+                duplicates = duplicates.union(rows.filter(hits).select(ORDER))
+            table = duplicates.distinct().toArrow()
+            found.append(table.column(0).to_numpy())
+            if shared is not None:
+                shared.destroy()
+            bloom = frames.build_filter(rows, self.bands_, bloom.num_bits, bloom.num_hashes, bloom)
+        self.bloom_ = bloom
+        orders = np.unique(np.concatenate(found)) if found else np.empty(0, np.int64)
+        return pd.DataFrame({ORDER: orders.astype(np.int64)})
+
+    def _band_table_dedup(self, keyed: DataFrame) -> pd.DataFrame:
+        """ORDER and id of the earliest earlier match of every duplicate (exact band table)."""
+        matches = frames.earliest_matches(keyed, self.band_table_, earlier_only=True)
+        named = matches.join(self.doc_ids_.withColumnRenamed(ORDER, FIRST), FIRST) \
+            .select(ORDER, F.col("_cm_id").alias("duplicate_of"))
+        return named.toPandas()
+
+    # -- persistence: the local engine's index folder ---------------------------------------------
+    def _band_table(self, spark) -> DataFrame:
+        if "band_table_" not in self.__dict__:
+            keys, docs, ids = self._table_arrays
+            table = pd.DataFrame({KEY: keys.view(np.int64), FIRST: docs})
+            self.band_table_ = self._persist(spark.createDataFrame(table))
+            id_table = pa.table({ORDER: np.arange(len(ids), dtype=np.int64), "_cm_id": ids})
+            self.doc_ids_ = self._persist(spark.createDataFrame(id_table))
+        return self.band_table_
+
+    def _doc_ids(self, spark) -> DataFrame:
+        self._band_table(spark)
+        return self.doc_ids_
+
+    def to_local(self) -> LSHBloom:
+        """The fitted index as a local corpus_miner.dedup.LSHBloom (same parameters and index)."""
+        self._check_fitted()
+        local = LSHBloom(**self.params_.to_dict())
+        local.params_, local.bands_, local.rows_ = self.params_, self.bands_, self.rows_
+        local.n_documents_ = self.n_documents_
+        if self.params_.mode == "lshbloom":
+            local.index_, local.ids_ = self.bloom_.copy(), None
+            return local
+        if "_table_arrays" in self.__dict__:
+            keys, docs, ids = self._table_arrays
+        else:
+            table = self.band_table_.toArrow()
+            keys = table.column(KEY).to_numpy().astype(np.int64).view(np.uint64)
+            docs = table.column(FIRST).to_numpy().astype(np.int64)
+            ids = self.doc_ids_.orderBy(ORDER).toArrow().column("_cm_id").combine_chunks()
+        local.index_, local.ids_ = BandTable.from_items(keys, docs), [ids]
+        return local
+
+    @classmethod
+    def from_local(cls, local: LSHBloom, deduplicate_chunks: int = DEFAULT_CHUNKS,
+                   use_pandas_udf: bool = True) -> "SparkLSHBloom":
+        """A SparkLSHBloom serving a fitted local LSHBloom's index."""
+        if not hasattr(local, "index_"):
+            raise NotFittedError("from_local needs a fitted LSHBloom; call fit() on it first")
+        model = cls(**local.params_.to_dict(), deduplicate_chunks=deduplicate_chunks,
+                    use_pandas_udf=use_pandas_udf)
+        model._start(local.params_, local.n_documents_)
+        if local.params_.mode == "lshbloom":
+            model.bloom_ = local.index_.copy()
+        else:
+            keys, docs = local.index_.items()
+            ids = pa.concat_arrays(local.ids_) if local.ids_ else pa.array([], pa.int64())
+            model._table_arrays = (keys, docs, ids)
+            model.band_entries_ = len(keys)
+        return model
+
+    def save(self, path) -> None:
+        """Write the index folder (the local engine's format: metadata.json + raw arrays)."""
+        self.to_local().save(path)
+
+    @_class_or_instance_method
+    def load(cls, expected, path) -> "SparkLSHBloom":
+        """SparkLSHBloom.load(path): the saved index with its parameters. On an instance,
+        lsh.load(path) also refuses an index saved with parameters other than lsh's."""
+        local = LSHBloom.load(path)
+        if expected is not None:
+            mine = expected._validated().to_dict()
+            theirs = local.params_.to_dict()
+            differ = {k: (theirs[k], mine[k]) for k in mine if k != "expected_items"
+                      and theirs[k] != mine[k]}
+            if differ:
+                detail = ", ".join(f"{k}={saved!r} (yours {own!r})" for k, (saved, own) in differ.items())
+                raise ParameterError(f"{path}: index was saved with other parameters: {detail}; use "
+                                     "SparkLSHBloom.load(path) to take the saved ones, or refit")
+            return cls.from_local(local, expected.deduplicate_chunks, expected.use_pandas_udf)
+        return cls.from_local(local)
+
+    def metadata(self) -> dict:
+        return self.to_local().metadata()
