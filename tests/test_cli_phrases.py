@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pyarrow.parquet as pq
@@ -42,12 +41,6 @@ def test_unknown_algorithm_is_a_usage_error(toy_jsonl, capsys):
     assert exc.value.code == 2
 
 
-needs_readers = pytest.mark.skipif(
-    importlib.util.find_spec("corpus_miner.cli.common") is None,
-    reason="corpus readers (corpus_miner.cli.common) have not landed yet")
-
-
-@needs_readers
 @pytest.mark.parametrize("algorithm", ["bloomspan", "fhk"])
 def test_jsonl_to_stdout_with_summary_and_stats(toy_jsonl, tmp_path, capsys, algorithm):
     stats_path = tmp_path / "stats.json"
@@ -56,12 +49,11 @@ def test_jsonl_to_stdout_with_summary_and_stats(toy_jsonl, tmp_path, capsys, alg
     out, err = capsys.readouterr()
     assert code == 0
     assert [json.loads(line) for line in out.splitlines()] == [EXPECTED]
-    assert "1 phrases" in err and algorithm in err
+    assert "phrases 1," in err and algorithm in err
     stats = json.loads(stats_path.read_text())
     assert stats["algorithm"] == algorithm and stats["phrases"] == 1 and stats["documents"] == 4
 
 
-@needs_readers
 @pytest.mark.parametrize("suffix", [".jsonl", ".tsv", ".parquet"])
 def test_output_formats(toy_jsonl, tmp_path, capsys, suffix):
     out_path = tmp_path / f"phrases{suffix}"
@@ -79,15 +71,27 @@ def test_output_formats(toy_jsonl, tmp_path, capsys, suffix):
     assert rows == [EXPECTED]
 
 
-@needs_readers
 def test_sigma_above_documents_reports_empty_answer(toy_jsonl, capsys):
     assert main(["phrases", str(toy_jsonl), "--sigma", "9", "--min-length", "2"]) == 0
     out, err = capsys.readouterr()
-    assert out == "" and "0 phrases" in err and "exceeds the 4 documents" in err
+    assert out == "" and "phrases 0," in err and "exceeds the 4 documents" in err
 
 
-@needs_readers
 def test_missing_input_is_one_line(tmp_path, capsys):
     assert main(["phrases", str(tmp_path / "nope.jsonl"), "--sigma", "2"]) == 2
     err = capsys.readouterr().err
     assert "nope.jsonl" in err and "Traceback" not in err
+
+
+def test_saved_token_corpus_folder_as_input(toy_jsonl, tmp_path, capsys):
+    folder = tmp_path / "toy.corpus"
+    assert main(["tokenize", str(toy_jsonl), "-o", str(folder)]) == 0
+    capsys.readouterr()
+    assert main(["phrases", str(folder), "--sigma", "3", "--min-length", "7"]) == 0
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == [EXPECTED]
+
+
+def test_min_length_above_every_phrase_gives_empty_output(toy_jsonl, capsys):
+    assert main(["phrases", str(toy_jsonl), "--sigma", "3", "--min-length", "8"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "" and "phrases 0," in err

@@ -174,7 +174,7 @@ def test_exact_seeds_match_dictionary_counting(corpus, packed):
         positions = [int(p) for p in occ[a:b]]
         got[(int(tokens[positions[0]]), int(tokens[positions[0] + 1]))] = (positions, int(c), int(al))
     expected = {bg: ([p for p, _ in o], len({d for _, d in o}),
-                     len({d for p, d in o if p not in dead_positions}))
+                     min(len({d for p, d in o if p not in dead_positions}), sigma))
                 for bg, o in bigram_positions(docs).items() if len({d for _, d in o}) >= sigma}
     assert got == expected
     starts = {p for positions, _, _ in expected.values() for p in positions}

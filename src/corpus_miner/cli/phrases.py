@@ -11,20 +11,10 @@ import json
 import sys
 
 from corpus_miner.atomic import atomic_path
-from corpus_miner.errors import CorpusMinerError
+from corpus_miner.cli.common import (add_input_arguments, corpus_from_args, print_read_problems,
+                                     print_summary)
+from corpus_miner.errors import ParameterError
 from corpus_miner.phrases.params import ALGORITHMS
-
-
-def _add_inputs(parser: argparse.ArgumentParser) -> None:
-    try:
-        from corpus_miner.cli.common import add_input_arguments
-    except ModuleNotFoundError as exc:
-        if exc.name != "corpus_miner.cli.common":
-            raise
-        parser.add_argument("inputs", nargs="+", metavar="INPUT",
-                            help="JSONL/Parquet/text inputs or a saved TokenCorpus folder")
-    else:
-        add_input_arguments(parser)
 
 
 def register(subparsers) -> None:
@@ -33,7 +23,7 @@ def register(subparsers) -> None:
         description="Find every maximal contiguous frequent phrase: token sequences occurring in "
         "at least SIGMA documents, at least L tokens long, that cannot be extended on either side "
         "and stay that frequent. Rows are ordered by length x df (descending).")
-    _add_inputs(parser)
+    add_input_arguments(parser)
     parser.add_argument("--sigma", type=int, default=20,
                         help="minimum number of documents (default 20)")
     parser.add_argument("--min-length", type=int, default=10,
@@ -52,21 +42,20 @@ def register(subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
-def _summary(stats: dict) -> str:
-    parts = [f"{stats.get('phrases', 0)} phrases", f"{stats.get('tokens', 0)} tokens",
-             f"{stats.get('documents', 0)} documents", f"sigma {stats.get('sigma')}",
-             f"min length {stats.get('min_length')}", stats.get("algorithm", "")]
+def _print_summary(stats: dict) -> None:
+    values = {"phrases": stats.get("phrases", 0), "tokens": stats.get("tokens", 0),
+              "documents": stats.get("documents", 0), "sigma": stats.get("sigma"),
+              "min_length": stats.get("min_length"), "algorithm": stats.get("algorithm")}
     if "share_after_counting_filter" in stats:
-        parts.append(f"bigrams kept {100 * stats['share_after_word_filter']:.1f}% (words) -> "
-                     f"{100 * stats['share_after_counting_filter']:.1f}% (filter) -> "
-                     f"{stats.get('seeds', 0)} seeds")
-    parts.append(f"{stats.get('seconds_total', 0.0):.2f} s")
+        values["bigrams_after_word_filter"] = f"{100 * stats['share_after_word_filter']:.1f}%"
+        values["after_counting_filter"] = f"{100 * stats['share_after_counting_filter']:.1f}%"
+        values["seeds"] = stats.get("seeds", 0)
+    values["seconds"] = round(stats.get("seconds_total", 0.0), 3)
     if "peak_rss_mb" in stats:
-        parts.append(f"peak RSS {stats['peak_rss_mb']:.0f} MB")
-    line = "phrases: " + ", ".join(p for p in parts if p)
+        values["peak_rss_mb"] = round(stats["peak_rss_mb"], 1)
+    print_summary("phrases", **values)
     if stats.get("note"):
-        line += f"\nphrases: note: {stats['note']}"
-    return line
+        print(f"phrases: note: {stats['note']}", file=sys.stderr)
 
 
 def run(args) -> int:
@@ -79,18 +68,10 @@ def run(args) -> int:
                  filter_bytes=args.filter_bytes)
     if args.output is not None and not args.output.lower().endswith(
             (".jsonl", ".jsonl.gz", ".json", ".tsv", ".parquet")):
-        from corpus_miner.errors import ParameterError
-
         raise ParameterError(f"{args.output}: unknown output type; use .jsonl, .jsonl.gz, .tsv "
                              "or .parquet")
-    try:
-        from corpus_miner.cli.common import corpus_from_args
-    except ModuleNotFoundError as exc:
-        if exc.name != "corpus_miner.cli.common":
-            raise
-        raise CorpusMinerError("this build has no corpus readers (corpus_miner.cli.common); "
-                               "install the complete corpus-miner package") from exc
     corpus = corpus_from_args(args)
+    print_read_problems(getattr(corpus, "read_stats", None))
     miner = BloomSpan(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm,
                       filter_bytes=args.filter_bytes).fit(corpus)
     if args.output is None:
@@ -102,5 +83,5 @@ def run(args) -> int:
         with atomic_path(args.stats) as tmp:
             tmp.write_text(json.dumps(miner.stats_, indent=2, sort_keys=True) + "\n",
                            encoding="utf-8")
-    print(_summary(miner.stats_), file=sys.stderr)
+    _print_summary(miner.stats_)
     return 0

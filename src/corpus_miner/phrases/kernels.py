@@ -239,8 +239,8 @@ def exact_seeds(keys, positions, pos_bits, doc_offsets, doc_table, doc_shift, si
     """Runs of equal bigrams in the sorted occurrence list: keep those covering >= sigma documents
     (exact df), clear the survivor bit of every occurrence of a false positive so that afterwards
     `survivors` marks exactly the starts of frequent bigrams. Returns (lo, hi, df, alive_df) per
-    seed; alive_df counts only documents of occurrences whose start is not set in `dead` (the
-    growth phase skips seeds with alive_df < sigma, see growth_kernels.mark_found).
+    seed; alive_df counts, up to sigma, the documents of occurrences whose start is not set in
+    `dead` (the growth phase skips seeds with alive_df < sigma, see growth_kernels.mark_found).
 
     Packed mode (pos_bits > 0): keys[i] = bigram << pos_bits | position, `positions` unused.
     Wide mode (pos_bits == 0): keys[i] = bigram, positions[i] = its position."""
@@ -268,7 +268,7 @@ def exact_seeds(keys, positions, pos_bits, doc_offsets, doc_table, doc_shift, si
             if d != doc:
                 df += 1
                 doc = d
-            if d != alive_doc and not bit_get(dead, pos):
+            if alive < sigma and d != alive_doc and not bit_get(dead, pos):
                 alive += 1
                 alive_doc = d
         if df >= sigma:
