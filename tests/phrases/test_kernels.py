@@ -65,11 +65,14 @@ def test_bitmask_helpers():
     assert k.bitmask_count(mask, 100) == 4 and not k.bit_get(mask, 8)
 
 
-def test_word_document_frequency(corpus):
+@pytest.mark.parametrize("sigma", [1, 2, 5, 70000])
+def test_frequent_words_and_ranks(corpus, sigma):
     docs, tokens, offsets = corpus
-    got = k.word_document_frequency(tokens, offsets, 8)
-    expected = [sum(t in set(int(x) for x in d) for d in docs) for t in range(8)]
-    assert got.tolist() == expected
+    got = k.frequent_words(tokens, offsets, 8, sigma)
+    df = [sum(t in set(int(x) for x in d) for d in docs) for t in range(8)]
+    assert got.tolist() == [x >= min(sigma, 65535) for x in df]
+    ranks = k.word_ranks(got)
+    assert ranks.tolist() == [int(got[:t].sum()) if got[t] else -1 for t in range(8)]
 
 
 def test_count_bigrams(corpus):

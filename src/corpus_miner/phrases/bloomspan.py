@@ -157,7 +157,7 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
 
     stage("word_df")
     vocab_size = max(len(vocab), int(tokens.max()) + 1)
-    word_ok = k.word_document_frequency(tokens, doc_offsets, vocab_size) >= sigma
+    word_ok = k.frequent_words(tokens, doc_offsets, vocab_size, sigma)
     total_bigrams, word_candidates = k.count_bigrams(tokens, doc_offsets, word_ok)
     stats["frequent_words"] = int(word_ok.sum())
     stats["bigrams"] = int(total_bigrams)
@@ -185,7 +185,7 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
     stats["share_after_counting_filter"] = n_survivors / max(total_bigrams, 1)
 
     stage("exact_seeds")
-    word_rank = np.where(word_ok, np.cumsum(word_ok, dtype=np.int64) - 1, -1).astype(np.int32)
+    word_rank = k.word_ranks(word_ok)
     doc_shift = k.doc_block_shift(n_tokens, n_docs)
     doc_table = k.doc_block_table(doc_offsets, doc_shift)
     rank_bits, pos_bits = _bits(int(word_ok.sum())), _bits(n_tokens)

@@ -53,17 +53,39 @@ def bitmask_count(mask, n_bits):
 # ---------------------------------------------------------------- step 1: exact word df
 
 @njit(cache=True)
-def word_document_frequency(tokens, doc_offsets, vocab_size):
-    """df[t] = number of documents containing token t (one pass, last-seen-document trick)."""
-    df = np.zeros(vocab_size, dtype=np.int64)
+def frequent_words(tokens, doc_offsets, vocab_size, sigma):
+    """ok[t] = token t occurs in >= sigma documents (one pass, last-seen-document trick); above
+    65535 the test is df >= 65535, which only lets more words through (the filters may err
+    upward, never downward: the exact seed step decides).
+
+    Counts saturate at sigma in uint16 next to an int32 last-seen document: 6 bytes per
+    vocabulary word, which matters when the vocabulary is as large as the corpus (the article's
+    Synthetic 1 has a new word at every position)."""
+    cap = min(sigma, 65535)
+    count = np.zeros(vocab_size, dtype=np.uint16)
     last_doc = np.full(vocab_size, -1, dtype=np.int32)
     for d in range(len(doc_offsets) - 1):
         for i in range(doc_offsets[d], doc_offsets[d + 1]):
             t = tokens[i]
             if last_doc[t] != d:
                 last_doc[t] = d
-                df[t] += 1
-    return df
+                if count[t] < cap:
+                    count[t] += 1
+    return count >= cap
+
+
+@njit(cache=True)
+def word_ranks(word_ok):
+    """Dense rank (int32) of each frequent word in id order, -1 for the others."""
+    rank = np.empty(len(word_ok), dtype=np.int32)
+    r = 0
+    for t in range(len(word_ok)):
+        if word_ok[t]:
+            rank[t] = r
+            r += 1
+        else:
+            rank[t] = -1
+    return rank
 
 
 @njit(cache=True)

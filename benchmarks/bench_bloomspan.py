@@ -1,0 +1,177 @@
+"""BloomSpan in detail: seconds (wall and CPU) per stage, memory per token, filter sizing.
+
+    python benchmarks/bench_bloomspan.py [--corpora openjdk-17-doc perl-doc ...] [--repeats 3]
+                                         [--cache-dir DIR] [--skip-filter-sweep]
+
+(The side-by-side comparison with fhk across sizes is benchmarks/bench_phrases.py.)
+
+Writes to benchmarks/results/:
+  bloomspan_stages.csv  one row per (corpus, sigma, min_length): medians over --repeats runs, each in
+      a fresh process (numba cache warmed on a tiny corpus first, corpus already loaded):
+      seconds, cpu_seconds (process CPU time: on a shared, busy machine wall time also measures
+      the other tenants), us_per_token and cpu_us_per_token, bytes_per_token (peak RSS of the
+      mining call above the RSS just before it; the kernel's high-water mark is reset at the
+      start), the CPU seconds of each stage, and the filter/seed counts.
+  bloomspan_filter.csv  counting-filter size sweep at sigma 20: bigram occurrences passing the
+      filter and the false-positive share, for 1/16 ... 1 byte per word-filtered candidate and
+      1 or 2 hash functions (default_filter_bytes uses 1/4 byte, 1 hash).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+CORPORA = Path(os.environ.get("CORPUS_MINER_CORPORA", "/work/corpora"))
+DEFAULT_CORPORA = ["openjdk-17-doc", "perl-doc", "python3.11-doc", "bible-kjv"]
+SETTINGS = [(20, 10), (5, 10)]
+STAGES = ["word_df", "counting_filter", "candidates", "exact_seeds", "psi_order", "growth",
+          "output"]
+
+
+def worker(corpus_dir: str, sigma: int, min_length: int) -> None:
+    from corpus_miner.corpus.token_corpus import TokenCorpus
+    from corpus_miner.phrases.bloomspan import mine_bloomspan
+
+    mine_bloomspan(np.array([1, 2, 1, 2, 0], np.uint32), np.array([0, 2, 4, 5]), 2, 2,
+                   ["a", "b", "c"])  # warm the numba cache: compile time is not measured
+    corpus = TokenCorpus.load(corpus_dir, mmap=False, verify=False)
+    tokens = np.ascontiguousarray(corpus.tokens)
+    offsets = np.ascontiguousarray(corpus.doc_offsets)
+    _, stats = mine_bloomspan(tokens, offsets, sigma, min_length, corpus.vocab)
+    json.dump(stats, sys.stdout)
+
+
+def corpus_folder(cache: Path, name: str) -> Path:
+    from corpus_miner.corpus import load_corpus
+
+    folder = cache / name
+    if not (folder / "metadata.json").exists():
+        print(f"tokenizing {name} ...", file=sys.stderr)
+        load_corpus([str(CORPORA / f"{name}.jsonl.gz")]).save(folder)
+    return folder
+
+
+def run_once(folder: Path, sigma: int, min_length: int) -> dict:
+    done = subprocess.run([sys.executable, __file__, "--worker", str(folder), str(sigma),
+                           str(min_length)], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def stage_rows(names, cache: Path, repeats: int) -> list[dict]:
+    rows = []
+    for name in names:
+        folder = corpus_folder(cache, name)
+        for sigma, min_length in SETTINGS:
+            runs = [run_once(folder, sigma, min_length) for _ in range(repeats)]
+            first = runs[0]
+            tokens = first["tokens"]
+            med = lambda key: statistics.median(r[key] for r in runs)  # noqa: E731
+            row = {"corpus": name, "tokens": tokens, "documents": first["documents"],
+                   "sigma": sigma, "min_length": min_length, "repeats": repeats,
+                   "seconds": round(med("seconds_total"), 4),
+                   "cpu_seconds": round(med("cpu_seconds_total"), 4),
+                   "us_per_token": round(med("seconds_total") / tokens * 1e6, 4),
+                   "cpu_us_per_token": round(med("cpu_seconds_total") / tokens * 1e6, 4),
+                   "bytes_per_token": round(med("peak_rss_increase_mb") * 2**20 / tokens, 2),
+                   "phrases": first["phrases"]}
+            for stage in STAGES:
+                row[f"cpu_{stage}"] = round(statistics.median(
+                    r["cpu_seconds"].get(stage, 0.0) for r in runs), 4)
+            for key in ("share_after_word_filter", "share_after_counting_filter"):
+                row[key] = round(first[key], 4)
+            for key in ("filter_bytes", "seeds", "seeds_left_pruned", "seeds_skipped_by_mask",
+                        "nodes_visited", "occurrences_scanned_in_growth", "covered_tokens"):
+                row[key] = first[key]
+            rows.append(row)
+            print(json.dumps(row), file=sys.stderr)
+    return rows
+
+
+def filter_rows(names, cache: Path, sigma: int = 20) -> list[dict]:
+    from corpus_miner.corpus.token_corpus import TokenCorpus
+    from corpus_miner.phrases import kernels as k
+
+    rows = []
+    for name in names:
+        corpus = TokenCorpus.load(corpus_folder(cache, name), mmap=False, verify=False)
+        tokens = np.ascontiguousarray(corpus.tokens)
+        offsets = np.ascontiguousarray(corpus.doc_offsets, dtype=np.int64)
+        n = len(tokens)
+        word_ok = k.frequent_words(tokens, offsets, len(corpus.vocab), sigma)
+        total, candidates = k.count_bigrams(tokens, offsets, word_ok)
+        # occurrences of truly frequent bigrams: every candidate passes a "filter" of threshold 1
+        everything = k.bitmask_new(n)
+        n_all = k.mark_filter_survivors(tokens, offsets, word_ok, np.full(64, 255, np.uint8), 1,
+                                        1, everything)
+        rank = k.word_ranks(word_ok)
+        rank_bits, pos_bits = max(1, int(word_ok.sum()).bit_length()), max(1, n.bit_length())
+        packed = k.pack_survivors(tokens, everything, n_all, rank, rank_bits, pos_bits)
+        packed.sort()
+        shift = k.doc_block_shift(n, len(offsets) - 1)
+        lo, hi, _, _ = k.exact_seeds(packed, np.empty(0, np.int64), pos_bits, offsets,
+                                     k.doc_block_table(offsets, shift), shift, sigma, everything,
+                                     k.bitmask_new(n))
+        true = int((hi - lo).sum())
+        del packed
+        for per_candidate in (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1):
+            for hashes in (1, 2):
+                size = max(64, int(candidates * per_candidate))
+                counters = np.zeros(size, dtype=np.uint8)
+                started = time.process_time()
+                k.fill_counting_filter(tokens, offsets, word_ok, counters, hashes)
+                passed = k.mark_filter_survivors(tokens, offsets, word_ok, counters, hashes,
+                                                 min(sigma, 255), k.bitmask_new(n))
+                cpu = time.process_time() - started
+                rows.append({"corpus": name, "tokens": n, "sigma": sigma, "bigrams": total,
+                             "candidates": candidates, "true_seed_occurrences": true,
+                             "bytes_per_candidate": per_candidate, "filter_bytes": size,
+                             "num_hashes": hashes, "passed": passed,
+                             "false_positive_occurrences": passed - true,
+                             "false_positive_share_of_removable":
+                                 round((passed - true) / max(candidates - true, 1), 4),
+                             "cpu_seconds_both_passes": round(cpu, 4)})
+                print(json.dumps(rows[-1]), file=sys.stderr)
+    return rows
+
+
+def write_csv(rows: list[dict], path: Path) -> None:
+    from corpus_miner.atomic import atomic_path
+
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"wrote {path}", file=sys.stderr)
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        worker(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--corpora", nargs="+", default=DEFAULT_CORPORA)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--cache-dir", type=Path, default=Path("/tmp/corpus-miner-bench-cache"))
+    parser.add_argument("--skip-filter-sweep", action="store_true")
+    args = parser.parse_args()
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    write_csv(stage_rows(args.corpora, args.cache_dir, args.repeats),
+              RESULTS / "bloomspan_stages.csv")
+    if not args.skip_filter_sweep:
+        write_csv(filter_rows(args.corpora, args.cache_dir), RESULTS / "bloomspan_filter.csv")
+
+
+if __name__ == "__main__":
+    main()
