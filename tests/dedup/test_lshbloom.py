@@ -220,3 +220,16 @@ def test_partition_local_filters_merged_equal_a_local_fit(tmp_path):
     assert LSHBloom.load(tmp_path / "i").transform(texts).all()
     with pytest.raises(ParameterError, match="BloomFilter"):
         LSHBloom.from_state(params, BandTable(), len(texts))
+
+
+def test_document_level_false_positive_rate_at_a_deliberately_high_fp_prob():
+    rng = np.random.default_rng(12)
+    vocabulary = np.array([f"v{i}" for i in range(50_000)])
+    texts = [" ".join(rng.choice(vocabulary, 12)) for _ in range(3000)]  # all mutually unique
+    reference, queries = texts[:600], texts[600:]
+    exact = LSHBloom(mode="minhash_lsh", num_perm=32, threshold=0.8).fit(reference)
+    unique = ~exact.transform(queries)
+    assert unique.sum() > 2300
+    bloom = LSHBloom(num_perm=32, threshold=0.8, fp_prob=0.1).fit(reference)
+    measured = bloom.transform(queries)[unique].mean()
+    assert 0.05 <= measured <= 0.2, measured  # configured 0.1 per document, within 2x

@@ -1,7 +1,9 @@
 """Shingling: normalised text -> 64-bit shingle hashes, for a whole batch of documents at once.
 
-Normalisation (pyarrow, vectorised): lowercase (Unicode), every run of whitespace becomes one space,
-leading/trailing whitespace removed; whitespace is what Python's `str.split()` splits on.
+Normalisation, vectorised over the batch: lowercase (Unicode, pyarrow's utf8_lower), then (numba)
+every run of whitespace becomes one space and leading/trailing whitespace is removed; whitespace is
+what Python's `str.split()` splits on. For texts without special-cased letters this equals
+`" ".join(text.lower().split())`.
 
 Shingles are either character n-grams (`kind="char"`, default, n = `shingle_size` Unicode code
 points) or word n-grams (`kind="word"`, n words of the normalised text). A document shorter than one
