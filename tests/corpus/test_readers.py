@@ -197,3 +197,11 @@ def test_saved_corpus_folder_is_not_read_as_text(tmp_path, write_jsonl):
     load_corpus(write_jsonl("d.jsonl", ROWS)).save(tmp_path / "saved")
     with pytest.raises(InputError, match="saved token corpus"):
         read_all(tmp_path / "saved")
+
+
+def test_bom_crlf_and_concatenated_gzip_members(tmp_path):
+    path = tmp_path / "multi.jsonl.gz"
+    path.write_bytes(gzip.compress(b'\xef\xbb\xbf{"text": "one"}\r\n')
+                     + gzip.compress(b'{"text": "two"}\r\n'))
+    _, texts, _, stats = read_all(path)
+    assert texts == ["one", "two"] and stats.bad_lines_skipped == 0

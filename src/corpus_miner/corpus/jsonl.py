@@ -17,6 +17,8 @@ import pyarrow.json as pa_json
 
 from corpus_miner.errors import InputError
 
+_UTF8_BOM = b"\xef\xbb\xbf"
+
 
 @dataclass
 class ParsedChunk:
@@ -39,6 +41,8 @@ def iter_line_chunks(stream: BinaryIO, chunk_bytes: int, name: str) -> Iterator[
             raise InputError(f"{name}: cannot read or decompress ({_one_line(exc)})") from None
         if not block:
             break
+        if line == 1 and not pending and block.startswith(_UTF8_BOM):  # editors add one
+            block = block[len(_UTF8_BOM):]
         block = pending + block if pending else block
         cut = block.rfind(b"\n")
         if cut < 0:  # a line longer than one chunk: keep reading until it ends

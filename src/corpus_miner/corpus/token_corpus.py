@@ -15,7 +15,7 @@ import hashlib
 import json
 import os
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Sequence
 
@@ -144,7 +144,15 @@ class TokenCorpus:
         return cls(arrays["tokens"], arrays["doc_offsets"],
                    StringList(arrays["doc_id_offsets"], arrays["doc_id_bytes"]),
                    StringList(arrays["vocab_offsets"], arrays["vocab_bytes"]),
-                   ReadStats(**stats) if isinstance(stats, dict) else None)
+                   _read_stats(stats))
+
+
+def _read_stats(saved) -> ReadStats | None:
+    """ReadStats from metadata, ignoring counters this version does not know."""
+    if not isinstance(saved, dict):
+        return None
+    known = {f.name for f in fields(ReadStats)}
+    return ReadStats(**{k: v for k, v in saved.items() if k in known})
 
 
 def _umask() -> int:
