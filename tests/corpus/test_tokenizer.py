@@ -78,8 +78,10 @@ def test_sliced_and_large_string_arrays():
     assert offsets.tolist() == [0, 2, 4]
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.binary(max_size=40))
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([b"\xff", b"\xe4\xb8", b"\xce\xa3", b"\xc4\xb0", b"A", b" ",
+                                 b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe2\x82\xac"]),
+                max_size=12).map(b"".join) | st.binary(max_size=40))
 def test_invalid_utf8_bytes_separate_tokens_like_replacement(raw):
     arr = pa.StringArray.from_buffers(1, pa.py_buffer(np.array([0, len(raw)], np.int32)),
                                       pa.py_buffer(raw))

@@ -93,7 +93,8 @@ class TokenIdAssigner:
                 break
             if status == kernels.SPECIAL_DOC:
                 d = int(state[kernels.DOC])
-                self._add_lowered(texts[d].as_py().lower(), doc_ends[d:d + 1])
+                raw = data[offsets[d]:offsets[d + 1]].tobytes()  # robust to unvalidated bytes
+                self._add_lowered(raw.decode("utf-8", "replace").lower(), doc_ends[d:d + 1])
                 state[kernels.DOC] = d + 1
                 state[kernels.POS] = -1
                 self.special_docs += 1
