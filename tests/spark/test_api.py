@@ -1,0 +1,121 @@
+"""SparkLSHBloom: the seed README's usage, identity with the local engine, index cross-loading."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("pyspark")
+
+from corpus_miner.dedup import LSHBloom  # noqa: E402
+from spark_lshbloom import SparkLSHBloom  # noqa: E402
+
+from .corpus import planted_corpus  # noqa: E402
+
+IDS, TEXTS, IS_COPY = planted_corpus()
+
+
+@pytest.fixture(scope="module")
+def df(spark):
+    frame = pd.DataFrame({"id": IDS, "text": TEXTS, "extra": np.arange(len(IDS))})
+    return spark.createDataFrame(frame)
+
+
+def _column(pdf: pd.DataFrame, name: str) -> np.ndarray:
+    return pdf.sort_values("extra")[name].to_numpy()
+
+
+def test_seed_readme_usage(spark, df, tmp_path):
+    """Every usage the seed README shows, as written, with a correct answer."""
+    half = len(IDS) // 2
+    reference_df = df.filter(df["extra"] < half)
+    new_df = df.filter(df["extra"] >= half)
+
+    lsh = SparkLSHBloom(threshold=0.85, num_perm=256, mode="lshbloom")
+    assert lsh.fit(reference_df, text_col="text", id_col="id") is lsh
+    lsh.save(str(tmp_path / "my_bloom_filter"))
+    lsh = SparkLSHBloom.load(str(tmp_path / "my_bloom_filter"))
+    result_df = lsh.transform(new_df, text_col="text", id_col="id")
+    assert {"is_duplicate", "band_keys"} <= set(result_df.columns)
+    unique_new_df = result_df.filter(~result_df["is_duplicate"])
+    # New documents that are copies of a reference document are the only ones flagged.
+    originals = np.flatnonzero(~IS_COPY)
+    source = {i: originals[originals <= i].max() for i in range(len(IDS))}
+    expected = {IDS[i] for i in range(half, len(IDS)) if source[i] >= half}
+    assert {row.id for row in unique_new_df.select("id").collect()} == expected
+    assert lsh.bloom.num_bits > 0 and lsh.bloom.num_hashes > 0
+
+    unique_df = lsh.deduplicate(df, text_col="text", id_col="id")
+    assert [row.id for row in unique_df.collect()] == [IDS[i] for i in originals]
+
+    banding = SparkLSHBloom(threshold=0.85, num_perm=256, mode="minhash_lsh")
+    unique_df = banding.deduplicate(df, text_col="text", id_col="id")
+    assert sorted(row.id for row in unique_df.collect()) == [IDS[i] for i in originals]
+
+
+@pytest.mark.parametrize("alias,canonical", [("bloom", "lshbloom"), ("bloom_filter", "lshbloom"),
+                                             ("lshbloom", "lshbloom"), ("banding", "minhash_lsh"),
+                                             ("minhash_lsh", "minhash_lsh")])
+def test_mode_aliases(alias, canonical):
+    assert SparkLSHBloom(mode=alias).mode == canonical
+
+
+@pytest.mark.parametrize("mode", ["lshbloom", "minhash_lsh"])
+def test_deduplicate_equals_local_engine(df, mode):
+    """Same rows, same order: the same duplicates (and matched ids, and Bloom bits) as LSHBloom,
+    with chunks cutting through copy pairs; defaults find every planted copy, remove no original."""
+    spark_model = SparkLSHBloom(mode=mode, deduplicate_chunks=3)
+    annotated = spark_model.deduplicate(df, annotate=True).toPandas()
+    local = LSHBloom(mode=mode)
+    expected = local.deduplicate(TEXTS, IDS)
+    np.testing.assert_array_equal(_column(annotated, "is_duplicate"), expected.is_duplicate)
+    np.testing.assert_array_equal(_column(annotated, "is_duplicate"), IS_COPY)
+    if mode == "minhash_lsh":
+        assert list(_column(annotated, "duplicate_of")) == expected.duplicate_of_id
+        assert spark_model.band_entries_ == local.index_.num_keys
+    else:
+        assert spark_model.bloom == local.index_
+
+
+@pytest.mark.parametrize("use_pandas_udf", [True, False])
+def test_band_keys_and_bloom_bits_equal_local(df, use_pandas_udf):
+    params = dict(threshold=0.8, num_perm=64, fp_prob=1e-4)
+    model = SparkLSHBloom(use_pandas_udf=use_pandas_udf, **params).fit(df)
+    local = LSHBloom(**params).fit(TEXTS)
+    assert model.bloom == local.index_
+    keys = np.stack(_column(model.transform(df).toPandas(), "band_keys")).view(np.uint64)
+    np.testing.assert_array_equal(keys, local.band_keys(TEXTS))
+
+
+@pytest.mark.parametrize("mode", ["lshbloom", "minhash_lsh"])
+def test_index_cross_loading(spark, df, tmp_path, mode):
+    """Spark-fitted index -> local engine and local-fitted index -> Spark give the same answers."""
+    reference, queries = TEXTS[::2], TEXTS[1::2]
+    ref_df = spark.createDataFrame(pd.DataFrame({"id": IDS[::2], "text": reference}))
+    query_df = spark.createDataFrame(pd.DataFrame({"id": IDS[1::2], "text": queries,
+                                                   "extra": np.arange(len(queries))}))
+    SparkLSHBloom(mode=mode, num_perm=128).fit(ref_df).save(tmp_path / "from_spark")
+    LSHBloom(mode=mode, num_perm=128).fit(reference, IDS[::2]).save(tmp_path / "from_local")
+
+    from_spark = LSHBloom.load(tmp_path / "from_spark").query(queries)
+    on_spark = SparkLSHBloom.load(tmp_path / "from_local").transform(query_df).toPandas()
+    np.testing.assert_array_equal(_column(on_spark, "is_duplicate"), from_spark.is_duplicate)
+    assert from_spark.is_duplicate.sum() >= 5
+    if mode == "minhash_lsh":
+        assert list(_column(on_spark, "duplicate_of")) == from_spark.duplicate_of_id
+    assert (tmp_path / "from_spark" / "metadata.json").read_bytes().count(b"lsh-index") == 1
+
+
+def test_import_without_pyspark_names_the_extra():
+    code = ("import sys; sys.modules['pyspark'] = None\n"
+            "from corpus_miner.errors import MissingExtraError\n"
+            "try:\n    import spark_lshbloom\nexcept MissingExtraError as exc:\n    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert 'pip install "corpus-miner[spark]"' in out.stdout
+    code = "import sys, corpus_miner.dedup; print('pyspark' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"  # the local engine never imports Spark
