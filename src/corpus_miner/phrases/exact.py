@@ -169,9 +169,40 @@ def _validate(tokens, doc_offsets, sigma, min_length):
                              f"({len(tokens)}); pass a TokenCorpus's arrays unchanged")
 
 
-def peak_rss_mb() -> float:
-    """Peak resident set size of this process so far (Linux reports ru_maxrss in KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+class StepPeakRss:
+    """Peak resident memory of one step: on Linux the kernel's high-water mark (VmHWM) is reset
+    first (5 -> /proc/self/clear_refs), so earlier work of the process does not count; elsewhere
+    it falls back to the process-lifetime peak (getrusage)."""
+
+    def __init__(self) -> None:
+        self.before_kib = _status_kib("VmRSS")
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+            self.scope = "step"
+        except OSError:
+            self.scope = "process"
+
+    def report(self) -> dict:
+        peak = _status_kib("VmHWM") if self.scope == "step" else None
+        if peak is None:
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+        out = {"peak_rss_mb": peak / 1024.0, "peak_rss_scope": self.scope}
+        if self.before_kib is not None:
+            out["rss_before_mb"] = self.before_kib / 1024.0
+            out["peak_rss_increase_mb"] = max(peak - self.before_kib, 0) / 1024.0
+        return out
+
+
+def _status_kib(field: str) -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
 
 
 def mine_fhk(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_length: int,
@@ -190,6 +221,7 @@ def mine_fhk(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_length
                    "sigma": int(sigma), "min_length": int(min_length), "seconds": {}}
     seconds = stats["seconds"]
     started = time.perf_counter()
+    rss = StepPeakRss()
 
     def stage(name):
         if progress is not None:
@@ -197,7 +229,7 @@ def mine_fhk(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_length
         return time.perf_counter()
 
     if sigma > n_docs or len(tokens) == 0:
-        stats.update(phrases=0, peak_rss_mb=peak_rss_mb(), seconds_total=0.0,
+        stats.update(phrases=0, seconds_total=0.0, **rss.report(),
                      note=f"sigma={sigma} exceeds the {n_docs} documents: no phrase can be frequent"
                      if sigma > n_docs else "empty corpus")
         return PhraseTable.empty(vocab), stats
@@ -235,7 +267,7 @@ def mine_fhk(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_length
                         vocab).sorted()
     seconds["output"] = time.perf_counter() - t
     stats.update(phrases=len(table), right_maximal_candidates=int(len(keep)),
-                 peak_rss_mb=peak_rss_mb(), seconds_total=time.perf_counter() - started)
+                 seconds_total=time.perf_counter() - started, **rss.report())
     return table, stats
 
 
