@@ -6,6 +6,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from corpus_miner.corpus import StringList, TokenCorpus, load_corpus
 from corpus_miner.errors import FormatError
@@ -122,3 +124,15 @@ def test_string_list_behaves_like_a_list():
     assert strings == ["a", "", "ß€", "a"] and strings.to_arrow().to_pylist() == list(strings)
     with pytest.raises(IndexError):
         strings[4]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from(list("aB Σς İ.\n中é\u0301 9")), max_size=30),
+                max_size=12), st.sampled_from([16, 64, 1 << 20]))
+def test_load_corpus_over_many_batches_matches_reference(tmp_path_factory, docs, batch_size):
+    path = tmp_path_factory.mktemp("prop") / "d.jsonl"
+    path.write_text("".join(json.dumps({"text": d}) + "\n" for d in docs))
+    corpus = load_corpus([path], batch_size=batch_size)
+    ids, vocab = reference_ids(docs)
+    assert list(corpus.vocab) == vocab and list(corpus.doc_ids) == [str(i) for i in range(len(docs))]
+    assert [corpus.doc_tokens(i).tolist() for i in range(corpus.n_docs)] == ids
