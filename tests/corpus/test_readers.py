@@ -68,6 +68,9 @@ def test_stdin(monkeypatch):
     ids, texts, batches, _ = read_all("-")
     assert ids == ["s1", "s2"] and texts == ["from stdin", "second"]
     assert batches[0].source == "-"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b'{"text": "a"}\n{"text"\n')))
+    with pytest.raises(InputError, match="^stdin: line 2: malformed JSON"):
+        read_all("-")
 
 
 def test_parquet_file_and_folder(tmp_path):

@@ -148,8 +148,9 @@ class _Reader:
     def _jsonl(self, stream, name: str, raw) -> Iterator[DocumentBatch]:
         consumed = 0
         first = True
-        for chunk, first_line in iter_line_chunks(stream, self.batch_size, name):
-            parsed = parse_chunk(chunk, first_line, name, self.text_field, self.skip_bad)
+        label = "stdin" if name == STDIN else name  # how messages name the input
+        for chunk, first_line in iter_line_chunks(stream, self.batch_size, label):
+            parsed = parse_chunk(chunk, first_line, label, self.text_field, self.skip_bad)
             self.stats.bad_lines_skipped += parsed.bad_lines
             self.stats.invalid_utf8_replaced += parsed.invalid_utf8
             if raw is not None:
