@@ -120,14 +120,14 @@ def plot(rows: list[dict], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 3.5))
     width = 0.38
     for k, method in enumerate(METHODS):
-        values = [next(r["tokens_per_s"] for r in rows if r["corpus"] == c and r["method"] == method)
-                  / 1e6 for c in labels]
+        values = [float(next(r["tokens_per_cpu_s"] for r in rows
+                             if r["corpus"] == c and r["method"] == method)) / 1e6 for c in labels]
         bars = ax.bar([i + (k - 0.5) * width for i in range(len(labels))], values, width,
                       label=method)
         ax.bar_label(bars, fmt="%.1f")
     ax.set_xticks(range(len(labels)), labels)
-    ax.set_ylabel("million tokens / s (one core)")
-    ax.set_title("Ingestion: read + decode + tokenize + ids")
+    ax.set_ylabel("million tokens per CPU second")
+    ax.set_title("Ingestion on one core: read + decode + tokenize + ids")
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -139,7 +139,12 @@ def main(argv=None) -> int:
                         " alone, then all corpora in /work/corpora together)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=RESULTS / "bench_ingest.csv")
+    parser.add_argument("--replot", action="store_true", help="only redraw the plot from --out")
     args = parser.parse_args(argv)
+    if args.replot:
+        with open(args.out, newline="") as fh:
+            plot(list(csv.DictReader(fh)), args.out.with_suffix(".png"))
+        return 0
     if args.corpus:
         cases = [("+".join(Path(p).name.split(".")[0] for p in args.corpus), args.corpus)]
     else:
