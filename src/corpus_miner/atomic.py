@@ -13,6 +13,12 @@ from pathlib import Path
 from typing import Iterator
 
 
+def _default_mode(base: int) -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return base & ~umask
+
+
 @contextlib.contextmanager
 def atomic_path(final: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary file path next to `final`; rename it onto `final` on success."""
@@ -20,6 +26,7 @@ def atomic_path(final: str | os.PathLike) -> Iterator[Path]:
     final.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
     os.close(fd)
+    os.chmod(tmp, _default_mode(0o666))  # mkstemp makes 0600; outputs get the usual umask mode
     tmp_path = Path(tmp)
     try:
         yield tmp_path
@@ -35,6 +42,7 @@ def atomic_dir(final: str | os.PathLike) -> Iterator[Path]:
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp_path = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+    os.chmod(tmp_path, _default_mode(0o777))
     try:
         yield tmp_path
         if final.exists():
