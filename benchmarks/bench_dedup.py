@@ -6,7 +6,10 @@ characters, so each has 2,000 character 5-shingles. Every method runs the full p
 - datasketch: MinHash(num_perm).update_batch(shingles) + MinHashLSH(params=(bands, rows))
   query then insert (shingling in Python, as a datasketch user does);
 - ours: LSHBloom(...).deduplicate(texts) for each mode and sketch (numba, JIT warmed up first).
-Times are medians of --repeats runs; peak memory is measured in a fresh process per method (after
+Times are medians of --repeats rounds; each round runs every method once (round robin, so load
+from other processes hits all methods alike). The machine is shared, so speeds are computed from the
+process CPU time (time.process_time: single-threaded code, so CPU time = time on one core); wall
+times are reported next to them. Peak memory is measured in a fresh process per method (after
 loading the texts and a JIT warm-up) as the largest RSS increase seen by a 2 ms sampler during the
 run, divided by the number of documents. Index sizes are the bytes of the saved index
 folders (lshbloom at the default fp_prob and at the seed prototype's 0.001 per band key with
@@ -100,13 +103,19 @@ def run_ours(texts, mode, sketch, num_perm):
     return int(LSHBloom(num_perm=num_perm, mode=mode, sketch=sketch).deduplicate(texts).is_duplicate.sum())
 
 
-def timed(fn, repeats):
-    times, result = [], None
+def round_robin(methods: dict, repeats: int) -> dict:
+    """name -> (median CPU seconds, median wall seconds, result), each method once per round."""
+    cpu = {name: [] for name in methods}
+    wall = {name: [] for name in methods}
+    results = {}
     for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
+        for name, fn in methods.items():
+            cpu_start, wall_start = time.process_time(), time.perf_counter()
+            results[name] = fn()
+            cpu[name].append(time.process_time() - cpu_start)
+            wall[name].append(time.perf_counter() - wall_start)
+    return {name: (statistics.median(cpu[name]), statistics.median(wall[name]), results[name])
+            for name in methods}
 
 
 def memory_worker(method, sketch, mode, texts_file, num_perm, bands, rows) -> None:
@@ -136,15 +145,15 @@ def stage_breakdown(texts, num_perm, sketch, repeats):
     bands, rows = model.params.validated().bands_rows
     stages = {"normalise+shingle": [], "sketch": [], "band keys": [], "bloom query+insert": []}
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         hashes, offsets = shingle_batch(texts, 5)
-        t1 = time.perf_counter()
+        t1 = time.process_time()
         sig = signatures(hashes, offsets, num_perm, 1, sketch)
-        t2 = time.perf_counter()
+        t2 = time.process_time()
         keys = band_keys(sig, bands, rows)
-        t3 = time.perf_counter()
+        t3 = time.process_time()
         BloomFilter.for_documents(len(texts), bands, 1e-5).query_then_insert(keys)
-        t4 = time.perf_counter()
+        t4 = time.process_time()
         for name, dt in zip(stages, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
             stages[name].append(dt)
     return {name: statistics.median(v) for name, v in stages.items()}
@@ -198,26 +207,26 @@ def main(argv=None) -> int:
     for mode in ("lshbloom", "minhash_lsh"):
         for sketch in ("minhash", "oph"):
             run_ours(texts[:20], mode, sketch, args.num_perm)  # JIT warm-up (cache=True: one-off)
-    rows_out = []
-    seconds, found = timed(lambda: run_datasketch(texts, args.num_perm, bands, rows),
-                           max(1, args.repeats // 2))
-    base = seconds
-    rows_out.append(("datasketch", "minhash", "MinHashLSH", seconds, found))
+    methods = {("datasketch", "minhash", "MinHashLSH"):
+               lambda: run_datasketch(texts, args.num_perm, bands, rows)}
     for mode in ("lshbloom", "minhash_lsh"):
         for sketch in ("minhash", "oph"):
-            seconds, found = timed(lambda: run_ours(texts, mode, sketch, args.num_perm),
-                                   args.repeats)
-            rows_out.append(("corpus-miner", sketch, mode, seconds, found))
+            methods[("corpus-miner", sketch, mode)] = (
+                lambda mode=mode, sketch=sketch: run_ours(texts, mode, sketch, args.num_perm))
+    timings = round_robin(methods, args.repeats)
+    rows_out = [(*name, *timings[name]) for name in methods]
     with tempfile.TemporaryDirectory() as tmp:
         texts_file = str(Path(tmp) / "texts.json")
         Path(texts_file).write_text(json.dumps(texts))
         peaks = [peak_memory(method, sketch, mode, texts_file, args.num_perm, bands, rows)
-                 for method, sketch, mode, _, _ in rows_out]
+                 for method, sketch, mode, *_ in rows_out]
     table = []
-    for (method, sketch, mode, seconds, found), peak in zip(rows_out, peaks):
+    base = rows_out[0][3]
+    for (method, sketch, mode, seconds, wall, found), peak in zip(rows_out, peaks):
         table.append({"method": method, "sketch": sketch, "index": mode, "n_docs": n_docs,
                       "num_perm": args.num_perm, "bands": bands, "rows": rows,
-                      "seconds": round(seconds, 4), "docs_per_s": round(n_docs / seconds, 1),
+                      "cpu_seconds": round(seconds, 4), "wall_seconds": round(wall, 4),
+                      "docs_per_s": round(n_docs / seconds, 1),
                       "mb_per_s": round(megabytes / seconds, 3),
                       "speedup_vs_datasketch": round(base / seconds, 1),
                       "peak_mem_bytes_per_doc": int(peak / n_docs), "duplicates_found": found})
@@ -225,12 +234,12 @@ def main(argv=None) -> int:
               f"{megabytes / seconds:7.2f} MB/s  x{base / seconds:6.1f}  "
               f"{peak / n_docs / 1024:6.1f} KiB/doc peak  dups={found}", flush=True)
     for sketch in ("minhash", "oph"):
-        stages = stage_breakdown(texts, args.num_perm, sketch, args.repeats)
+        stages = stage_breakdown(texts, args.num_perm, sketch, args.repeats)  # CPU seconds
         print(f"lshbloom/{sketch} stages: " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in stages.items()))
         for name, value in stages.items():
             table.append({"method": f"stage:{name}", "sketch": sketch, "index": "lshbloom",
                           "n_docs": n_docs, "num_perm": args.num_perm, "bands": bands, "rows": rows,
-                          "seconds": round(value, 4), "docs_per_s": round(n_docs / value, 1),
+                          "cpu_seconds": round(value, 4), "docs_per_s": round(n_docs / value, 1),
                           "mb_per_s": round(megabytes / value, 3)})
     write_csv(RESULTS / "bench_dedup.csv", table)
     sizes = index_sizes(bench_documents(max(args.docs, 5000)))
