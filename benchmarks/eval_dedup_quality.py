@@ -172,7 +172,7 @@ def bloom_fp(args):
                          "num_bits": bloom.index_.num_bits, "num_hashes": bloom.index_.num_hashes})
     bands = 13
     for fp_prob in (1e-2, 1e-3, 1e-4, 1e-5):
-        n_docs, n_queries = 100_000, max(200_000, int(40 / fp_prob))
+        n_docs, n_queries = 100_000, max(200_000, round(40 / fp_prob))
         bloom = BloomFilter.for_documents(n_docs, bands, fp_prob)
         bloom.add(rng.integers(0, 2**64 - 1, size=(n_docs, bands), dtype=np.uint64, endpoint=True))
         hits = 0

@@ -81,8 +81,10 @@ def test_index_build_then_query(tmp_path, capsys):
     ref_path = _write_jsonl(tmp_path / "ref.jsonl", reference)
     new_path = _write_jsonl(tmp_path / "new.jsonl", new)
     index = tmp_path / "index"
-    for mode in ("lshbloom", "minhash_lsh"):
-        assert main(["index", "build", ref_path, "-o", str(index), "--mode", mode]) == 0
+    for mode, extra in (("lshbloom", []), ("lshbloom", ["--expected-items", "50"]),
+                        ("minhash_lsh", [])):
+        assert main(["index", "build", ref_path, "-o", str(index), "--mode", mode, *extra]) == 0
+        assert LSHBloom.load(index).n_documents_ == len(reference)
         assert (index / "metadata.json").is_file()
         out = tmp_path / f"new-{mode}.jsonl"
         assert main(["index", "query", str(index), new_path, "-o", str(out)]) == 0

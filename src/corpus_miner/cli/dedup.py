@@ -9,7 +9,10 @@ index build fits a reference corpus and saves it; index query matches new docume
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -101,9 +104,37 @@ def _model(args: argparse.Namespace) -> LSHBloom:
                     shingle_kind="word" if args.word_shingles else "char")
 
 
-def _read(args: argparse.Namespace, stats: ReadStats):
-    return read_documents(args.inputs, text_field=args.text_field, id_field=args.id_field,
-                          skip_bad=args.skip_bad, stats=stats)
+def _read(args: argparse.Namespace, stats: ReadStats, label: str = "reading"):
+    """Document batches of the inputs; a progress bar on stderr when it is a terminal."""
+    batches = read_documents(args.inputs, text_field=args.text_field, id_field=args.id_field,
+                             skip_bad=args.skip_bad, stats=stats)
+    if not sys.stderr.isatty():
+        yield from batches
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+                   TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+    with bar:
+        task = bar.add_task(label, total=_input_bytes(args.inputs))
+        for batch in batches:
+            yield batch
+            bar.update(task, completed=stats.input_bytes,
+                       description=f"{label}: {stats.documents:,} docs")
+
+
+def _input_bytes(inputs) -> int | None:
+    """Total size of the input files (None with stdin): the progress bar's 100%."""
+    total = 0
+    for item in inputs:
+        path = Path(item)
+        if item == "-" or not path.exists():
+            return None
+        with contextlib.suppress(OSError):
+            files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+            total += sum(p.stat().st_size for p in files)
+    return total
 
 
 def _output_table(records: pa.Table, result: DedupResult, annotate: bool) -> pa.Table:
@@ -141,7 +172,7 @@ def run_dedup(args: argparse.Namespace) -> int:
 
     def tables():
         if needs_count:  # size the filter from the input: keep the batches, then decide
-            batches = list(_read(args, stats))
+            batches = list(_read(args, stats, "deduplicating"))
             keys = [model.band_keys(batch.texts) for batch in batches]
             bands = model.params.validated().bands_rows[0]
             all_keys = np.concatenate(keys) if keys else np.zeros((0, bands), np.uint64)
@@ -151,7 +182,7 @@ def run_dedup(args: argparse.Namespace) -> int:
             pending = []
 
             def source():
-                for batch in _read(args, stats):
+                for batch in _read(args, stats, "deduplicating"):
                     pending.append(batch)
                     yield batch.texts, batch.ids
             pairs = ((pending.pop(0), result) for result in model.deduplicate_stream(source()))
@@ -176,11 +207,11 @@ def run_index_build(args: argparse.Namespace) -> int:
     model = _model(args)
     stats = ReadStats()
     if args.expected_items is not None or model.params.validated().mode == "minhash_lsh":
-        for batch in _read(args, stats):  # the index can grow / is sized: stream
+        for batch in _read(args, stats, "indexing"):  # the index can grow / is sized: stream
             model.partial_fit(batch.texts, batch.ids)
     else:  # size the filter from the input: keep only the band keys (8 bytes x bands per doc)
         keys, ids = [], []
-        for batch in _read(args, stats):
+        for batch in _read(args, stats, "indexing"):
             keys.append(model.band_keys(batch.texts))
             ids.append(batch.ids)
         if keys:
@@ -204,7 +235,7 @@ def run_index_query(args: argparse.Namespace) -> int:
     counts = {"documents": 0, "duplicates": 0}
 
     def tables():
-        for batch in _read(args, stats):
+        for batch in _read(args, stats, "querying"):
             result = model.query(batch.texts, batch.ids)
             counts["documents"] += len(result)
             counts["duplicates"] += int(result.is_duplicate.sum())
