@@ -276,8 +276,37 @@ def test_mark_found_sets_coverage_and_dead_bits():
     # doc 0: bigram (4,9) after the occurrence is frequent -> nothing dead there;
     # doc 1: the occurrence ends the document -> positions 8, 9 are dead (7 is the start)
     assert [i for i in range(11) if k.bit_get(dead, i)] == [8, 9]
-    wdoc = np.array([0, 1, 1], dtype=np.int64)
-    assert gk.alive_documents(np.array([2, 8, 9]), wdoc, 0, 3, dead) == 1
+    assert gk.distinct_documents(np.array([0, 1, 1, 4], dtype=np.int64), 0, 4) == 3
+    assert gk.distinct_documents(np.array([0, 1, 1, 4], dtype=np.int64), 1, 3) == 1
+
+
+def test_has_dead_occurrence_against_python():
+    rng = np.random.default_rng(12)
+    for _ in range(200):
+        docs, tokens, offsets = random_corpus(rng, n_docs=6, alphabet=2, max_len=10)
+        n = len(tokens)
+        if n < 3:
+            continue
+        shift = k.doc_block_shift(n, len(docs))
+        table = k.doc_block_table(offsets, shift)
+        start = int(rng.integers(0, n - 1))
+        doc_end = int(offsets[np.searchsorted(offsets, start, side="right")])
+        if doc_end - start < 2:
+            continue
+        length = int(rng.integers(2, doc_end - start + 1))
+        phrase = tokens[start:start + length].tolist()
+        # "dead" occurrences of the seed: positions starting with the phrase's first two tokens
+        seed_positions = [p for p in range(n - 1) if tokens[p] == phrase[0]
+                          and tokens[p + 1] == phrase[1] and k.doc_at(offsets, table, shift, p)
+                          == k.doc_at(offsets, table, shift, p + 1)]
+        chosen = [p for p in seed_positions if rng.random() < 0.5]
+        expected = any(
+            tokens[p:p + length].tolist() == phrase
+            and p + length <= offsets[np.searchsorted(offsets, p, side="right")] for p in chosen)
+        got = gk.has_dead_occurrence(tokens, offsets, table, shift,
+                                     np.array(chosen + [0], dtype=np.int64), len(chosen), start,
+                                     length)
+        assert got == expected
 
 
 def test_kernels_without_jit():

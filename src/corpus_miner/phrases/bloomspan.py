@@ -238,7 +238,8 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
     stats["seeds_skipped_by_mask"] = int(counters_total[gk.SEEDS_MASK_SKIPPED] + skipped_early)
     stats["nodes_visited"] = int(counters_total[gk.NODES_VISITED])
     stats["nodes_left_pruned"] = int(counters_total[gk.NODES_LEFT_PRUNED])
-    stats["nodes_pruned_by_mask"] = int(counters_total[gk.NODES_MASK_PRUNED])
+    stats["candidates_with_dead_occurrence"] = int(
+        counters_total[gk.CANDIDATES_WITH_DEAD_OCCURRENCE])
     stats["left_maximality_checks"] = int(counters_total[gk.LEFT_CHECKS])
     stats["occurrences_scanned_in_growth"] = int(counters_total[gk.OCCURRENCES_SCANNED])
     stats["covered_tokens"] = int(k.bitmask_count(covered, n_tokens))

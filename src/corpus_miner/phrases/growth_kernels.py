@@ -49,7 +49,7 @@ SEEDS_LEFT_PRUNED = 0
 SEEDS_MASK_SKIPPED = 1
 NODES_VISITED = 2
 NODES_LEFT_PRUNED = 3
-NODES_MASK_PRUNED = 4
+CANDIDATES_WITH_DEAD_OCCURRENCE = 4
 LEFT_CHECKS = 5
 OCCURRENCES_SCANNED = 6
 N_COUNTERS = 7
@@ -82,12 +82,12 @@ def left_uniform(tokens, doc_offsets, wpos, wdoc, lo, hi):
 
 
 @njit(cache=True)
-def alive_documents(wpos, wdoc, lo, hi, dead):
-    """Distinct documents among the occurrences in [lo, hi) whose start is not dead."""
+def distinct_documents(wdoc, lo, hi):
+    """Distinct documents in wdoc[lo:hi] (ascending)."""
     count = 0
     doc = -1
     for i in range(lo, hi):
-        if wdoc[i] != doc and not bit_get(dead, wpos[i]):
+        if wdoc[i] != doc:
             count += 1
             doc = wdoc[i]
     return count
@@ -182,27 +182,53 @@ def mark_found(wpos, lo, hi, length, frequent_bigram, dead, covered):
 
 
 @njit(cache=True)
+def has_dead_occurrence(tokens, doc_offsets, doc_table, doc_shift, dead_pos, n_dead, start,
+                        length):
+    """True when one of the seed's dead occurrences dead_pos[:n_dead] continues into the phrase
+    tokens[start:start + length] (within its own document)."""
+    n = len(tokens)
+    for i in range(n_dead):
+        p = dead_pos[i]
+        if p + length > n:
+            continue
+        j = 2  # every occurrence of the seed already matches the first two tokens
+        while j < length and tokens[p + j] == tokens[start + j]:
+            j += 1
+        if j == length and p + length <= doc_offsets[doc_at(doc_offsets, doc_table, doc_shift,
+                                                            p) + 1]:
+            return True
+    return False
+
+
+@njit(cache=True)
 def grow_seeds(tokens, doc_offsets, doc_table, doc_shift, occurrences, seed_lo, seed_hi, seed_ids,
                sigma, min_length, word_rank, n_ranks, frequent_bigram, dead, covered):
     """Grow the seeds `seed_ids` (in that order; occurrences[seed_lo[s]:seed_hi[s]] ascending).
 
+    The search runs on the seed's alive occurrences only (dead ones, as of loading the seed, are
+    set aside in dead_pos). Exact, because an answer phrase has no dead occurrence:
+    * an answer M's occurrences are all alive, so each prefix of M keeps >= df(M) alive
+      documents (pushed), its alive occurrences are not left-uniform (else M would not be
+      left-maximal), and the fast path cannot run past M (else M would be right-extendable);
+    * at M itself the alive occurrences are all of them, so the right/left maximality tests,
+      df and occurrence count computed on them are exact;
+    * a candidate that passes the tests on its alive occurrences is emitted only when none of the
+      set-aside dead occurrences continues into it (has_dead_occurrence): then, again, its alive
+      occurrences are all of them and the tests were exact.
     word_rank[t] = dense rank of word t if it occurs in >= sigma documents, else -1: only such
     words can extend a frequent phrase, so per-word counters need n_ranks entries, not the vocab.
     Returns (start, length, df, occurrences) of every maximal phrase found (start = position of its
-    first occurrence) and the counters indexed by SEEDS_LEFT_PRUNED ... LEFT_CHECKS."""
+    first occurrence) and the counters indexed by SEEDS_LEFT_PRUNED ... OCCURRENCES_SCANNED."""
     counters = np.zeros(N_COUNTERS, dtype=np.int64)
     kmax = 1
     for s in seed_ids:
         kmax = max(kmax, seed_hi[s] - seed_lo[s])
     wpos = np.empty(kmax, dtype=np.int64)
     wdoc = np.empty(kmax, dtype=np.int64)
+    dead_pos = np.empty(kmax, dtype=np.int64)
     tpos = np.empty(kmax, dtype=np.int64)
     tdoc = np.empty(kmax, dtype=np.int64)
     next_rank = np.empty(kmax, dtype=np.int64)
-    # alive flag of each occurrence, read from `dead` when its seed is loaded: bits set later
-    # during the same seed only make more positions dead, so a stale 1 is merely conservative
-    walive = np.empty(kmax, dtype=np.uint8)
-    talive = np.empty(kmax, dtype=np.uint8)
     stack_lo = np.empty(kmax + 1, dtype=np.int64)
     stack_hi = np.empty(kmax + 1, dtype=np.int64)
     stack_len = np.empty(kmax + 1, dtype=np.int64)
@@ -212,8 +238,6 @@ def grow_seeds(tokens, doc_offsets, doc_table, doc_shift, occurrences, seed_lo, 
     size_of_word = np.zeros(n_ranks + 1, dtype=np.int64)
     cursor = np.zeros(n_ranks + 1, dtype=np.int64)
     last_doc = np.full(n_ranks + 1, -2, dtype=np.int64)
-    alive_of_word = np.zeros(n_ranks + 1, dtype=np.int64)
-    alive_last_doc = np.zeros(n_ranks + 1, dtype=np.int64)
     touched = np.empty(n_ranks + 1, dtype=np.int64)
     out_start = np.empty(64, dtype=np.int64)
     out_len = np.empty(64, dtype=np.int64)
@@ -222,17 +246,22 @@ def grow_seeds(tokens, doc_offsets, doc_table, doc_shift, occurrences, seed_lo, 
     n_out = 0
 
     for s in seed_ids:
-        n = seed_hi[s] - seed_lo[s]
-        for i in range(n):
-            p = np.int64(occurrences[seed_lo[s] + i])
-            wpos[i] = p
-            wdoc[i] = doc_at(doc_offsets, doc_table, doc_shift, p)
-            walive[i] = 1 - bit_get(dead, p)
+        n = 0
+        n_dead = 0
+        for i in range(seed_lo[s], seed_hi[s]):
+            p = np.int64(occurrences[i])
+            if bit_get(dead, p):
+                dead_pos[n_dead] = p
+                n_dead += 1
+            else:
+                wpos[n] = p
+                wdoc[n] = doc_at(doc_offsets, doc_table, doc_shift, p)
+                n += 1
+        if n == 0 or distinct_documents(wdoc, 0, n) < sigma:
+            counters[SEEDS_MASK_SKIPPED] += 1
+            continue
         if left_uniform(tokens, doc_offsets, wpos, wdoc, 0, n):
             counters[SEEDS_LEFT_PRUNED] += 1
-            continue
-        if alive_documents(wpos, wdoc, 0, n, dead) < sigma:
-            counters[SEEDS_MASK_SKIPPED] += 1
             continue
         stack_lo[0] = 0
         stack_hi[0] = n
@@ -263,11 +292,10 @@ def grow_seeds(tokens, doc_offsets, doc_table, doc_shift, occurrences, seed_lo, 
                     j += 1
                 extension = j
             length += extension
-            # Group by next word, counting occurrences, distinct documents and distinct documents
-            # of alive occurrences per word in one pass (positions ascend, so documents do: a new
-            # document is last_doc != doc). The word rank of each occurrence is kept in next_rank
-            # so that the scatter below does not read the token array again.
-            for i in range(lo, hi):  # a plain gather first: its cache misses overlap
+            # Group by next word, counting occurrences and distinct documents per word (positions
+            # ascend, so documents do: a new document is last_doc != doc). A plain gather of the
+            # next words comes first: its cache misses overlap, and the scatter reuses it.
+            for i in range(lo, hi):
                 p = wpos[i]
                 r = -1
                 if p + length < doc_offsets[wdoc[i] + 1]:
@@ -282,28 +310,19 @@ def grow_seeds(tokens, doc_offsets, doc_table, doc_shift, occurrences, seed_lo, 
                     touched[n_touched] = r
                     n_touched += 1
                     last_doc[r] = -1
-                    alive_last_doc[r] = -1
                 size_of_word[r] += 1
                 if last_doc[r] != wdoc[i]:
                     last_doc[r] = wdoc[i]
                     docs_of_word[r] += 1
-                if alive_last_doc[r] != wdoc[i] and walive[i]:
-                    alive_last_doc[r] = wdoc[i]
-                    alive_of_word[r] += 1
-            has_frequent_child = False
             child_total = 0
             for j in range(n_touched):
                 r = touched[j]
                 cursor[r] = -1
                 if docs_of_word[r] >= sigma:
-                    has_frequent_child = True
-                    if alive_of_word[r] >= sigma:
-                        cursor[r] = child_total
-                        child_total += size_of_word[r]
-                    else:
-                        counters[NODES_MASK_PRUNED] += 1
+                    cursor[r] = child_total
+                    child_total += size_of_word[r]
             if child_total > 0:
-                # stable scatter: pushed children first (each keeps position order), rest after
+                # stable scatter: frequent children first (each keeps position order), rest after
                 rest = child_total
                 for i in range(lo, hi):
                     r = next_rank[i - lo]
@@ -315,11 +334,9 @@ def grow_seeds(tokens, doc_offsets, doc_table, doc_shift, occurrences, seed_lo, 
                         rest += 1
                     tpos[to] = wpos[i]
                     tdoc[to] = wdoc[i]
-                    talive[to] = walive[i]
                 for j in range(hi - lo):
                     wpos[lo + j] = tpos[j]
                     wdoc[lo + j] = tdoc[j]
-                    walive[lo + j] = talive[j]
                 for j in range(n_touched):
                     r = touched[j]
                     if cursor[r] >= 0:
@@ -330,21 +347,18 @@ def grow_seeds(tokens, doc_offsets, doc_table, doc_shift, occurrences, seed_lo, 
             for j in range(n_touched):
                 r = touched[j]
                 docs_of_word[r] = 0
-                alive_of_word[r] = 0
                 size_of_word[r] = 0
                 last_doc[r] = -2
-            if has_frequent_child or length < min_length:
+            if child_total > 0 or length < min_length:
                 continue
             counters[LEFT_CHECKS] += 1
             if not left_maximal(tokens, doc_offsets, wpos, wdoc, lo, hi, sigma, word_rank,
                                 docs_of_word, last_doc, touched):
                 continue
-            docs = 0
-            doc = -1
-            for i in range(lo, hi):
-                if wdoc[i] != doc:
-                    docs += 1
-                    doc = wdoc[i]
+            if n_dead and has_dead_occurrence(tokens, doc_offsets, doc_table, doc_shift, dead_pos,
+                                              n_dead, wpos[lo], length):
+                counters[CANDIDATES_WITH_DEAD_OCCURRENCE] += 1
+                continue
             if n_out == len(out_start):
                 out_start = _grow(out_start)
                 out_len = _grow(out_len)
@@ -352,7 +366,7 @@ def grow_seeds(tokens, doc_offsets, doc_table, doc_shift, occurrences, seed_lo, 
                 out_occ = _grow(out_occ)
             out_start[n_out] = wpos[lo]
             out_len[n_out] = length
-            out_df[n_out] = docs
+            out_df[n_out] = distinct_documents(wdoc, lo, hi)
             out_occ[n_out] = hi - lo
             n_out += 1
             mark_found(wpos, lo, hi, length, frequent_bigram, dead, covered)
