@@ -1,14 +1,22 @@
 """BloomSpan (article 000, Part 4): the seven steps, each a numba kernel, glued here.
 
-1. exact document frequency of every word;
+1. exact document frequency of every word (`kernels.frequent_words`);
 2. one linear pass of a saturating uint8 counting filter over the bigrams of frequent words;
-3. a second pass marking the bigrams that pass both filters (a bit per corpus position);
+3. a second pass marking, one bit per position, the bigrams that pass both filters; positions
+   whose run of such bigrams is too short for min_length are marked dead (cannot start an answer);
 4. their occurrences packed as (bigram, position) into one uint64 each, sorted, exact df counted,
-   false positives dropped -> seeds;
-5. seeds ordered by Psi = length x df (descending), then lexicographically;
-6. depth-first right growth on the token array with left-neighbour pruning;
-7. exact maximality, plus a (provably sound) coverage mask that skips seeds and branches.
+   false positives dropped -> seeds (and seeds with fewer than sigma alive documents set aside);
+5. seeds ordered by Psi = length x df (descending), then by token ids;
+6. depth-first right growth on the token array, on alive occurrences, with left-neighbour pruning;
+7. exact maximality (left-extension check per candidate) and the dead-position mask, the sound
+   form of the article's coverage mask, extended by every phrase found.
 The proofs that the shortcuts never change the answer are in growth_kernels.py.
+
+Memory on top of the corpus: 8 bytes per surviving bigram occurrence (the packed keys, sorted in
+place and reused as the occurrence lists), the filter (1/4 byte per candidate bigram by default),
+three bit masks (3/8 byte per token), 6 bytes per vocabulary word while counting word df, and
+work buffers sized by the largest seed. Packed keys need 2 x bits(frequent words) + bits(tokens)
+<= 64; beyond that a slower unpacked sort (about 5x the memory) takes over.
 """
 
 from __future__ import annotations

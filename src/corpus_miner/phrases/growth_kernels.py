@@ -3,35 +3,38 @@
 Each seed (a frequent bigram with its occurrences, ascending positions) grows to the right by a
 depth-first search that works directly on the token array: a node is a range [lo, hi) of a work
 buffer of occurrences (start position, document) plus the phrase length L; its children are the
-groups of occurrences with equal next token tokens[pos + L], produced by a stable in-place
-partition, so every node's range stays sorted by position and counting distinct documents is a
-single scan. No projected databases, no copies of the text.
+groups of occurrences with equal next word tokens[pos + L], made by a stable scatter (per-word
+counters, no sorting), so every node's range stays sorted by position and counting distinct
+documents is one scan. No projected databases, no copies of the text.
 
 Why every answer is found exactly once, and nothing else is
 -----------------------------------------------------------
-Let M be a maximal frequent phrase (df >= sigma, no frequent one-token extension) of length
->= min_length >= 2.
-Its prefixes are frequent (df never grows under extension), so the DFS of the seed M[0:2] walks
-the prefix chain M[0:2], M[0:3], ..., M unless a shortcut cuts it:
+Let M be an answer: a maximal frequent phrase (df >= sigma, no frequent one-token extension) of
+length >= min_length >= 2. Its prefixes are frequent (df never grows under extension), so the DFS
+of the seed M[0:2] walks the prefix chain M[0:2], M[0:3], ..., M unless a shortcut cuts it:
 
-* Left pruning: a node whose occurrences all have the same left token a (none at a document
-  start) is dropped with its subtree. Sound: every descendant D has a subset of those occurrences,
-  so aD has the same occurrence set and df >= sigma, i.e. D is not left-maximal. Hence no prefix
-  of M is ever pruned (M itself would be left-extendable).
-* Mask pruning (see `mark_found` and `mark_short_runs` for the proofs): a node whose occurrences
-  that are not "dead" cover fewer than sigma documents is dropped. Every occurrence of an answer
-  phrase (maximal, length >= min_length) is alive and the occurrences of M are a subset of each
-  prefix's, so no prefix of an answer phrase M is dropped.
+* Dead positions (the sound form of the article's coverage-mask skip; proofs in `mark_found` and
+  `mark_short_runs`): no answer phrase has an occurrence starting at a dead position. The search
+  therefore runs on alive occurrences only, and a seed or node whose alive occurrences cover
+  fewer than sigma documents has no answer below it (grow_seeds explains why the tests stay
+  exact on the alive subset).
+* Left pruning: a node whose (alive) occurrences all have the same left token a (none at a
+  document start) is dropped with its subtree. Sound: an answer D below it has all its
+  occurrences among them, so aD has the same occurrence set and df >= sigma: D would not be
+  left-maximal. Hence no prefix of M is ever pruned.
 
 A node is emitted iff it has no frequent right child (right-maximal, decided exactly by the
-partition) and no left token whose occurrences cover sigma documents (left-maximal, decided
-exactly by grouping the occurrences by left token). The two checks are the definition itself,
-so the output is exactly the set of maximal phrases. Each phrase is one DFS node of one seed (its
-first bigram), so nothing is emitted twice: the article's inverted index ("token -> found phrases",
-used to reject sub-phrases of earlier finds and to evict earlier finds absorbed by later ones) is
-not needed. It only approximated this left-maximality test, and its cost grows with the size of the
-answer, which is exactly where the article saw BloomSpan slow down (50k books, sigma 10); the
-exact test costs O(k log k) in the candidate's own k occurrences, whatever has been found so far.
+grouping) and no left word whose occurrences cover sigma documents (left-maximal, decided exactly
+by grouping the occurrences by left word, `left_maximal`). The two checks are the definition
+itself, so the output is exactly the answer. Each phrase is one DFS node of one seed (its first
+bigram), so nothing is emitted twice.
+
+The article's inverted index ("token -> found phrases", probed with the candidate's rarest
+token to reject sub-phrases of earlier finds, and to evict earlier finds absorbed by later ones)
+is deliberately not built: it only approximates this left-maximality test, needs the eviction
+step because Psi order does not guarantee super-phrases come first, and its cost grows with the
+size of the answer, which is exactly where the article saw BloomSpan slow down (50k books, sigma
+10). The exact test costs O(k) in the candidate's own k occurrences, whatever has been found.
 """
 
 from __future__ import annotations
@@ -160,10 +163,12 @@ def mark_found(wpos, lo, hi, length, frequent_bigram, dead, covered):
     F[p - q - 1] gives a phrase contained in F, so df >= df(F) >= sigma: not left-maximal.
     (mark_short_runs adds positions where no phrase of the answer, length >= min_length, starts.)
     Consequence used by the growth: a node (or seed) whose alive occurrences cover fewer than sigma
-    documents cannot have a maximal descendant of length >= min_length, because a descendant's occurrences are a subset of
+    documents has no answer phrase below it, because a descendant's occurrences are a subset of
     the node's and an answer phrase has all of its >= sigma documents among alive occurrences.
     (The article's rule "skip a seed whose occurrences are all covered" is not sound: a maximal
-    phrase may start inside found phrases and run past their right ends.)
+    phrase may start inside found phrases and run past their right ends, e.g. found "a b c" and
+    "x b c" cover every "b c", yet "b c d" can be maximal when "a b c d" and "x b c d" are each in
+    fewer than sigma documents.)
 
     Occurrences come in ascending order, so each bit is set at most once per call.
     """

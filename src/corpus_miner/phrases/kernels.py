@@ -280,6 +280,12 @@ def exact_seeds(keys, positions, pos_bits, doc_offsets, doc_table, doc_shift, si
         hi = lo + 1
         while hi < n and (keys[hi] >> shift) == bigram:
             hi += 1
+        if hi - lo < sigma:  # fewer occurrences than sigma: a false positive, no lookups needed
+            for i in range(lo, hi):
+                pos = np.int64(keys[i] & pos_mask) if pos_bits > 0 else positions[i]
+                bit_clear(survivors, pos)
+            lo = hi
+            continue
         df = 0
         alive = 0
         doc = -1
