@@ -65,7 +65,7 @@ def planted_corpora(draw):
     return docs, alphabet, sigma, min_length
 
 
-@settings(max_examples=2500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(planted_corpora(), st.sampled_from([None, 64, 128, 4096]), st.integers(1, 3),
        st.booleans())
 def test_matches_brute_force(case, filter_bytes, num_hashes, wide_keys):
