@@ -253,14 +253,19 @@ def grow_seeds(tokens, doc_offsets, doc_table, doc_shift, occurrences, seed_lo, 
     for s in seed_ids:
         n = 0
         n_dead = 0
+        doc = 0
+        doc_end = -1
         for i in range(seed_lo[s], seed_hi[s]):
             p = np.int64(occurrences[i])
             if bit_get(dead, p):
                 dead_pos[n_dead] = p
                 n_dead += 1
             else:
+                if p >= doc_end:  # positions ascend: look the document up only when it changes
+                    doc = doc_at(doc_offsets, doc_table, doc_shift, p)
+                    doc_end = doc_offsets[doc + 1]
                 wpos[n] = p
-                wdoc[n] = doc_at(doc_offsets, doc_table, doc_shift, p)
+                wdoc[n] = doc
                 n += 1
         if n == 0 or distinct_documents(wdoc, 0, n) < sigma:
             counters[SEEDS_MASK_SKIPPED] += 1

@@ -289,13 +289,15 @@ def exact_seeds(keys, positions, pos_bits, doc_offsets, doc_table, doc_shift, si
         df = 0
         alive = 0
         doc = -1
+        doc_end = -1
         alive_doc = -1
         for i in range(lo, hi):
             pos = np.int64(keys[i] & pos_mask) if pos_bits > 0 else positions[i]
-            d = doc_at(doc_offsets, doc_table, doc_shift, pos)
-            if d != doc:
+            if pos >= doc_end:  # positions ascend: a new document starts here
+                doc = doc_at(doc_offsets, doc_table, doc_shift, pos)
+                doc_end = doc_offsets[doc + 1]
                 df += 1
-                doc = d
+            d = doc
             if alive < sigma and d != alive_doc and not bit_get(dead, pos):
                 alive += 1
                 alive_doc = d
