@@ -29,7 +29,7 @@ CORPORA = Path("/work/corpora")
 RESULTS = Path(__file__).resolve().parent / "results"
 
 CHILD = r'''
-import gzip, hashlib, json, os, resource, sys, time
+import gzip, hashlib, json, os, sys, time
 os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[-1]})
 import numpy as np, psutil, pyarrow as pa
 pa.set_cpu_count(1); pa.set_io_thread_count(1)
@@ -62,7 +62,9 @@ base_rss = psutil.Process().memory_info().rss
 t1, c1 = time.perf_counter(), time.process_time()
 n_docs, tokens, vocab = run(paths)
 seconds, cpu = time.perf_counter() - t1, time.process_time() - c1
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+# VmHWM, not ru_maxrss: the latter can carry the parent's RSS over fork+exec.
+with open("/proc/self/status") as fh:
+    peak = next(int(l.split()[1]) * 1024 for l in fh if l.startswith("VmHWM:"))
 digest = hashlib.sha256(tokens.tobytes() + "\n".join(vocab).encode()).hexdigest()
 print(json.dumps(dict(documents=n_docs, tokens=int(len(tokens)), vocabulary=len(vocab),
                       seconds=seconds, cpu_s=cpu, startup_s=startup, peak_rss_mb=peak / 2**20,
