@@ -6,8 +6,8 @@
 (The side-by-side comparison with fhk across sizes is benchmarks/bench_phrases.py.)
 
 Writes to benchmarks/results/:
-  bloomspan_stages.csv  one row per (corpus, sigma, min_length): medians over --repeats runs, each in
-      a fresh process (numba cache warmed on a tiny corpus first, corpus already loaded):
+  bloomspan_stages.csv  one row per (corpus, sigma, min_length): medians over --repeats runs, each
+      in a fresh process (numba cache warmed on a tiny corpus first, corpus already loaded):
       seconds, cpu_seconds (process CPU time: on a shared, busy machine wall time also measures
       the other tenants), us_per_token and cpu_us_per_token, bytes_per_token (peak RSS of the
       mining call above the RSS just before it; the kernel's high-water mark is reset at the
@@ -113,8 +113,8 @@ def filter_rows(names, cache: Path, sigma: int = 20) -> list[dict]:
         total, candidates = k.count_bigrams(tokens, offsets, word_ok)
         # occurrences of truly frequent bigrams: every candidate passes a "filter" of threshold 1
         everything = k.bitmask_new(n)
-        n_all = k.mark_filter_survivors(tokens, offsets, word_ok, np.full(64, 255, np.uint8), 1,
-                                        1, everything)
+        n_all, _ = k.mark_filter_survivors(tokens, offsets, word_ok, np.full(64, 255, np.uint8),
+                                           1, 1, everything, 2, k.bitmask_new(n))
         rank = k.word_ranks(word_ok)
         rank_bits, pos_bits = max(1, int(word_ok.sum()).bit_length()), max(1, n.bit_length())
         packed = k.pack_survivors(tokens, everything, n_all, rank, rank_bits, pos_bits)
@@ -131,8 +131,9 @@ def filter_rows(names, cache: Path, sigma: int = 20) -> list[dict]:
                 counters = np.zeros(size, dtype=np.uint8)
                 started = time.process_time()
                 k.fill_counting_filter(tokens, offsets, word_ok, counters, hashes)
-                passed = k.mark_filter_survivors(tokens, offsets, word_ok, counters, hashes,
-                                                 min(sigma, 255), k.bitmask_new(n))
+                passed, _ = k.mark_filter_survivors(tokens, offsets, word_ok, counters, hashes,
+                                                    min(sigma, 255), k.bitmask_new(n), 2,
+                                                    k.bitmask_new(n))
                 cpu = time.process_time() - started
                 rows.append({"corpus": name, "tokens": n, "sigma": sigma, "bigrams": total,
                              "candidates": candidates, "true_seed_occurrences": true,

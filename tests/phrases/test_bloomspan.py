@@ -158,7 +158,8 @@ def test_stats_are_complete_and_consistent():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(sigma=1), "sigma=1"), (dict(sigma=2.5), "sigma=2.5"), (dict(min_length=1), "min_length=1"),
+    (dict(sigma=1), "sigma=1"), (dict(sigma=2.5), "sigma=2.5"),
+    (dict(min_length=1), "min_length=1"),
     (dict(filter_bytes=10), "filter_bytes=10"), (dict(filter_bytes=1 << 40), "filter_bytes="),
     (dict(num_hashes=0), "num_hashes=0"), (dict(num_hashes=9), "num_hashes=9")])
 def test_parameter_errors(kwargs, message):

@@ -18,7 +18,8 @@ M64 = (1 << 64) - 1
 
 
 def random_corpus(rng, n_docs=30, alphabet=6, max_len=25):
-    docs = [list(rng.integers(0, alphabet, size=int(rng.integers(0, max_len)))) for _ in range(n_docs)]
+    docs = [list(rng.integers(0, alphabet, size=int(rng.integers(0, max_len))))
+            for _ in range(n_docs)]
     tokens = np.array([t for d in docs for t in d], dtype=np.uint32)
     offsets = np.zeros(len(docs) + 1, dtype=np.int64)
     np.cumsum([len(d) for d in docs], out=offsets[1:])
@@ -80,7 +81,8 @@ def test_count_bigrams(corpus):
     word_ok = np.array([True, False, True, True, False, True, True, True])
     total, passing = k.count_bigrams(tokens, offsets, word_ok)
     assert total == sum(max(len(d) - 1, 0) for d in docs)
-    assert passing == sum(word_ok[d[i]] and word_ok[d[i + 1]] for d in docs for i in range(len(d) - 1))
+    assert passing == sum(word_ok[d[i]] and word_ok[d[i + 1]]
+                          for d in docs for i in range(len(d) - 1))
 
 
 def test_hash_and_cells_match_python():
@@ -130,7 +132,8 @@ def test_survivors_are_exactly_the_cells_over_threshold(corpus):
     counters = np.zeros(64, dtype=np.uint8)
     k.fill_counting_filter(tokens, offsets, word_ok, counters, 2)
     survivors = k.bitmask_new(len(tokens))
-    kept = k.mark_filter_survivors(tokens, offsets, word_ok, counters, 2, 3, survivors)
+    kept, _ = k.mark_filter_survivors(tokens, offsets, word_ok, counters, 2, 3, survivors, 2,
+                                      k.bitmask_new(len(tokens)))
     expected = set()
     for (a, b), occ in bigram_positions(docs).items():
         cells = [py_cell(py_hash(a, b), j, 64) for j in range(2)]
@@ -175,7 +178,8 @@ def test_exact_seeds_match_dictionary_counting(corpus, packed):
     got = {}
     for a, b, c, al in zip(lo, hi, df, alive):
         positions = [int(p) for p in occ[a:b]]
-        got[(int(tokens[positions[0]]), int(tokens[positions[0] + 1]))] = (positions, int(c), int(al))
+        bigram = (int(tokens[positions[0]]), int(tokens[positions[0] + 1]))
+        got[bigram] = (positions, int(c), int(al))
     expected = {bg: ([p for p, _ in o], len({d for _, d in o}),
                      min(len({d for p, d in o if p not in dead_positions}), sigma))
                 for bg, o in bigram_positions(docs).items() if len({d for _, d in o}) >= sigma}
@@ -241,25 +245,28 @@ def test_left_uniform_and_left_maximal_against_python():
         assert not count.any() and (last_doc == -2).all()  # workspace handed back clean
 
 
-def test_mark_short_runs_against_python():
+def test_short_runs_are_marked_dead_against_python():
     rng = np.random.default_rng(11)
-    n = 300
-    bits = rng.random(n) < 0.8
-    bits[-1] = False
-    frequent = k.bitmask_new(n)
-    for p in np.flatnonzero(bits):
-        k.bit_set(frequent, int(p))
-    for min_length in (2, 3, 6):
-        dead = k.bitmask_new(n)
-        marked = gk.mark_short_runs(frequent, n, min_length, dead)
-        expected = set()
-        for p in range(n):
-            run = 0
-            while p + run < n and bits[p + run]:
-                run += 1
-            if 0 < run < min_length - 1:
-                expected.add(p)
-        assert {p for p in range(n) if k.bit_get(dead, p)} == expected and marked == len(expected)
+    for trial in range(20):
+        docs, tokens, offsets = random_corpus(rng, n_docs=6, alphabet=5, max_len=40)
+        n = len(tokens)
+        word_ok = np.array([True, True, True, True, False])  # word 4 breaks runs
+        survivors = k.bitmask_new(n)
+        counters = np.full(64, 255, dtype=np.uint8)  # every word-filtered bigram survives
+        for min_length in (2, 3, 6):
+            dead = k.bitmask_new(n)
+            _, marked = k.mark_filter_survivors(tokens, offsets, word_ok, counters, 1, 1,
+                                                survivors, min_length, dead)
+            starts = {i for i in range(n) if k.bit_get(survivors, i)}
+            expected = set()
+            for p in starts:
+                run = 0
+                while p + run in starts:
+                    run += 1
+                if run < min_length - 1:
+                    expected.add(p)
+            assert {p for p in range(n) if k.bit_get(dead, p)} == expected
+            assert marked == len(expected)
 
 
 def test_mark_found_sets_coverage_and_dead_bits():

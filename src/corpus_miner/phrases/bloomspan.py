@@ -94,7 +94,7 @@ def _bits(n: int) -> int:
 
 def _validate_corpus(tokens, doc_offsets, vocab) -> tuple[np.ndarray, np.ndarray]:
     tokens = np.ascontiguousarray(tokens)
-    if tokens.ndim != 1 or (tokens.dtype != np.uint32 and not np.issubdtype(tokens.dtype, np.integer)):
+    if tokens.ndim != 1 or not np.issubdtype(tokens.dtype, np.integer):
         raise InputError(f"tokens must be a 1-D integer array (got {tokens.dtype}, ndim "
                          f"{tokens.ndim}); pass TokenCorpus.tokens")
     if tokens.dtype != np.uint32:
@@ -180,15 +180,12 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
 
     stage("candidates")
     survivors = k.bitmask_new(n_tokens)
-    n_survivors = k.mark_filter_survivors(tokens, doc_offsets, word_ok, counters,
-                                          params.num_hashes, min(sigma, 255), survivors)
+    dead = k.bitmask_new(n_tokens)  # positions where no phrase of the answer can start
+    n_survivors, n_short = k.mark_filter_survivors(tokens, doc_offsets, word_ok, counters,
+                                                   params.num_hashes, min(sigma, 255), survivors,
+                                                   min_length, dead)
     del counters
-    # Positions whose run of surviving bigrams is shorter than min_length - 1 cannot start a
-    # phrase of the answer (survivors are a superset of the frequent bigrams, so their runs are
-    # at least as long as the true ones: marking by them is conservative).
-    dead = k.bitmask_new(n_tokens)
-    stats["positions_dead_by_short_runs"] = int(gk.mark_short_runs(survivors, n_tokens,
-                                                                   min_length, dead))
+    stats["positions_dead_by_short_runs"] = int(n_short)
     stats["candidates_after_counting_filter"] = int(n_survivors)
     stats["share_after_counting_filter"] = n_survivors / max(total_bigrams, 1)
 

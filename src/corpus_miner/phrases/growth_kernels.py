@@ -13,11 +13,11 @@ Let M be an answer: a maximal frequent phrase (df >= sigma, no frequent one-toke
 length >= min_length >= 2. Its prefixes are frequent (df never grows under extension), so the DFS
 of the seed M[0:2] walks the prefix chain M[0:2], M[0:3], ..., M unless a shortcut cuts it:
 
-* Dead positions (the sound form of the article's coverage-mask skip; proofs in `mark_found` and
-  `mark_short_runs`): no answer phrase has an occurrence starting at a dead position. The search
-  therefore runs on alive occurrences only, and a seed or node whose alive occurrences cover
-  fewer than sigma documents has no answer below it (grow_seeds explains why the tests stay
-  exact on the alive subset).
+* Dead positions (the sound form of the article's coverage-mask skip; proofs in `mark_found`
+  and `kernels.mark_filter_survivors`): no answer phrase has an occurrence starting at a dead
+  position. The search therefore runs on alive occurrences only, and a seed or node whose alive
+  occurrences cover fewer than sigma documents has no answer below it (grow_seeds explains why
+  the tests stay exact on the alive subset).
 * Left pruning: a node whose (alive) occurrences all have the same left token a (none at a
   document start) is dropped with its subtree. Sound: an answer D below it has all its
   occurrences among them, so aD has the same occurrence set and df >= sigma: D would not be
@@ -129,27 +129,6 @@ def left_maximal(tokens, doc_offsets, wpos, wdoc, lo, hi, sigma, word_rank, coun
 
 
 @njit(cache=True)
-def mark_short_runs(frequent_bigram, n_tokens, min_length, dead):
-    """Mark dead every position p whose run of frequent bigrams is too short for the answer, and
-    return how many. An answer phrase has length >= min_length and only frequent bigrams, so at
-    each of its occurrences p the bigrams starting at p, ..., p + min_length - 2 are all frequent
-    (the run from p is >= min_length - 1 bigrams). A shorter run means no answer phrase starts at
-    p, which is all the mask pruning in grow_seeds relies on (see mark_found). Positions where
-    no frequent bigram starts (run 0) are never occurrences of a seed and are left alone."""
-    run = 0
-    marked = 0
-    for p in range(n_tokens - 1, -1, -1):
-        if bit_get(frequent_bigram, p):
-            run += 1
-            if run < min_length - 1:
-                bit_set(dead, p)
-                marked += 1
-        else:
-            run = 0
-    return marked
-
-
-@njit(cache=True)
 def mark_found(wpos, lo, hi, length, frequent_bigram, dead, covered):
     """Record the occurrences of a phrase F just found: coverage bits for [p, p + L), and dead bits.
 
@@ -161,7 +140,7 @@ def mark_found(wpos, lo, hi, length, frequent_bigram, dead, covered):
     the one at e - 1 is not. A frequent phrase starting at p has only frequent bigrams, so it ends
     at or before e and is the substring F[p - q : p - q + len] with p - q >= 1. Prepending
     F[p - q - 1] gives a phrase contained in F, so df >= df(F) >= sigma: not left-maximal.
-    (mark_short_runs adds positions where no phrase of the answer, length >= min_length, starts.)
+    (kernels.mark_filter_survivors adds the positions where too few frequent bigrams follow.)
     Consequence used by the growth: a node (or seed) whose alive occurrences cover fewer than sigma
     documents has no answer phrase below it, because a descendant's occurrences are a subset of
     the node's and an answer phrase has all of its >= sigma documents among alive occurrences.

@@ -150,28 +150,47 @@ def fill_counting_filter(tokens, doc_offsets, word_ok, counters, num_hashes):
 
 
 @njit(cache=True)
-def mark_filter_survivors(tokens, doc_offsets, word_ok, counters, num_hashes, threshold, survivors):
+def mark_filter_survivors(tokens, doc_offsets, word_ok, counters, num_hashes, threshold, survivors,
+                          min_length, dead):
     """Step 3: set bit i of `survivors` when the bigram starting at i passes both filters (both
-    words frequent, every counter >= threshold); return how many did. The counters only err
-    upward (collisions add, saturation is compared against min(sigma, 255)), so every bigram
-    with df >= sigma survives."""
+    words frequent, every counter >= threshold). The counters only err upward (collisions add,
+    saturation is compared against threshold = min(sigma, 255)), so every bigram with
+    df >= sigma survives.
+
+    The same pass marks dead the positions that cannot start a phrase of the answer: such a
+    phrase has length >= min_length and only frequent (hence surviving) bigrams, so from its
+    start at least min_length - 1 consecutive surviving bigrams begin; in a run of R survivors
+    starting at s, the positions after s + R - (min_length - 1) have shorter runs.
+    Returns (survivors marked, positions marked dead)."""
     n_cells = len(counters)
     kept = 0
+    marked = 0
+    need = min_length - 1
     for d in range(len(doc_offsets) - 1):
-        for i in range(doc_offsets[d], doc_offsets[d + 1] - 1):
-            a = tokens[i]
-            b = tokens[i + 1]
-            if word_ok[a] and word_ok[b]:
-                h = bigram_hash(a, b)
-                ok = True
-                for j in range(num_hashes):
-                    if counters[cell_index(h, j, n_cells)] < threshold:
-                        ok = False
-                        break
-                if ok:
-                    bit_set(survivors, i)
-                    kept += 1
-    return kept
+        run_start = -1
+        for i in range(doc_offsets[d], doc_offsets[d + 1]):
+            ok = False
+            if i + 1 < doc_offsets[d + 1]:
+                a = tokens[i]
+                b = tokens[i + 1]
+                if word_ok[a] and word_ok[b]:
+                    h = bigram_hash(a, b)
+                    ok = True
+                    for j in range(num_hashes):
+                        if counters[cell_index(h, j, n_cells)] < threshold:
+                            ok = False
+                            break
+            if ok:
+                bit_set(survivors, i)
+                kept += 1
+                if run_start < 0:
+                    run_start = i
+            elif run_start >= 0:  # the run [run_start, i) ends: its last need - 1 starts are dead
+                for p in range(max(run_start, i - need + 1), i):
+                    bit_set(dead, p)
+                    marked += 1
+                run_start = -1
+    return kept, marked
 
 
 # ---------------------------------------------------------------- step 4: packed occurrences

@@ -1,7 +1,7 @@
 """`BloomSpan`: the estimator-style entry point of phrase mining (scikit-learn habits).
 
     >>> miner = BloomSpan(sigma=20, min_length=10).fit(corpus)      # doctest: +SKIP
-    >>> miner.phrases_.text(0), miner.phrases_.df[0], miner.stats_["seconds_total"]  # doctest: +SKIP
+    >>> miner.phrases_.text(0), miner.stats_["seconds_total"]  # doctest: +SKIP
 
 `__init__` only stores the parameters; `fit` validates them (PhraseParams), mines and stores the
 learned `phrases_` (a PhraseTable in canonical order) and `stats_`. Both algorithms give the same

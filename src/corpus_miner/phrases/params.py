@@ -36,8 +36,8 @@ class PhraseParams:
 
     def __post_init__(self) -> None:
         if not _is_int(self.sigma) or self.sigma < 2:
-            raise ParameterError(f"sigma={self.sigma!r}: the minimum number of documents must be an "
-                                 "integer >= 2 (a phrase in one document is not a repeat across "
+            raise ParameterError(f"sigma={self.sigma!r}: the minimum number of documents must be "
+                                 "an integer >= 2 (a phrase in one document is not a repeat across "
                                  "documents)")
         if not _is_int(self.min_length) or self.min_length < 2:
             raise ParameterError(f"min_length={self.min_length!r}: the minimum phrase length must "
