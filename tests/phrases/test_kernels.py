@@ -206,8 +206,8 @@ def test_doc_of_with_empty_documents():
     offsets = np.array([0, 0, 3, 3, 3, 7, 8], dtype=np.int64)
     for pos in range(8):
         expected = max(d for d in range(6) if offsets[d] <= pos < offsets[d + 1])
-        assert k.doc_of(offsets, pos, -1) == expected
-        assert k.doc_of(offsets, pos, 1) == expected
+        for shift in (0, 2):
+            assert k.doc_at(offsets, k.doc_block_table(offsets, shift), shift, pos) == expected
 
 
 def occurrence_buffers(tokens, offsets, positions):

@@ -6,7 +6,6 @@ Rows go to OUT by extension (.jsonl / .jsonl.gz / .tsv / .parquet, written atomi
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 

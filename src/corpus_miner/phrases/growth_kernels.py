@@ -44,8 +44,7 @@ from numba import njit
 
 from corpus_miner.phrases.kernels import bit_get, bit_set, doc_at
 
-NO_TOKEN = np.uint64(0xFFFFFFFF)  # document start (left) or end (right); token ids are < 2^32 - 1
-_LOW32 = np.uint64(0xFFFFFFFF)
+NO_TOKEN = np.uint64(0xFFFFFFFF)  # no left word (document start); token ids are < 2^32 - 1
 
 # Indices of the counters returned by grow_seeds.
 SEEDS_LEFT_PRUNED = 0
@@ -56,13 +55,6 @@ CANDIDATES_WITH_DEAD_OCCURRENCE = 4
 LEFT_CHECKS = 5
 OCCURRENCES_SCANNED = 6
 N_COUNTERS = 7
-
-
-@njit(cache=True, inline="always")
-def _next_token(tokens, doc_offsets, pos, doc, length):
-    if pos + length < doc_offsets[doc + 1]:
-        return np.uint64(tokens[pos + length])
-    return NO_TOKEN
 
 
 @njit(cache=True, inline="always")

@@ -231,15 +231,6 @@ def survivor_positions(survivors, n_survivors, n_tokens):
     return out
 
 
-@njit(cache=True, inline="always")
-def doc_of(doc_offsets, pos, hint):
-    """Index of the document holding `pos`; `hint` (the previous answer) makes runs of ascending
-    positions in one document O(1) instead of a binary search each."""
-    if hint >= 0 and doc_offsets[hint] <= pos and pos < doc_offsets[hint + 1]:
-        return hint
-    return np.searchsorted(doc_offsets, pos, side="right") - 1
-
-
 def doc_block_shift(n_tokens: int, n_docs: int) -> int:
     """Block size (as a shift) of the position -> document table: about one mean document per
     block, so a lookup scans about one document boundary; the table costs 8 bytes per document."""
