@@ -1,7 +1,7 @@
 """FHK: the exact suffix-array baseline for maximal contiguous frequent phrases.
 
 Pipeline (stages timed in the stats): text with per-document terminators -> suffix array (prefix
-doubling) -> LCP (Kasai) -> one bottom-up pass over the LCP intervals with a stack -> left
+doubling) -> LCP (via the permuted LCP) -> one bottom-up pass over the LCP intervals with a stack -> left
 maximality by matching -> PhraseTable.
 
 Why every answer is an LCP interval: a phrase Q that is not the longest common prefix of its
@@ -41,9 +41,11 @@ from corpus_miner.errors import ParameterError
 from corpus_miner.phrases.result import PhraseTable
 from corpus_miner.phrases.suffix_array import (
     build_text,
+    initial_order,
     inverse_suffix_array,
-    lcp_array,
-    suffix_array,
+    lcp_from_permuted,
+    permuted_lcp,
+    refine_order,
 )
 
 
@@ -234,16 +236,24 @@ def mine_fhk(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_length
                      if sigma > n_docs else "empty corpus")
         return PhraseTable.empty(vocab), stats
 
+    # Stages are ordered so that at most three int32 arrays of N are alive at once (about 12
+    # bytes per token on top of the corpus): the text is dropped while the order is refined and
+    # rebuilt for the LCP, and the inverse suffix array is only made once the LCP is gone.
     t = stage("text")
     text, alphabet = build_text(tokens, doc_offsets)
     seconds["text"] = time.perf_counter() - t
     t = stage("suffix_array")
-    sa = suffix_array(text, alphabet)
+    sa, rank = initial_order(text, alphabet)
+    del text
+    refine_order(sa, rank)
+    del rank
     seconds["suffix_array"] = time.perf_counter() - t
     t = stage("lcp")
-    inverse = inverse_suffix_array(sa)
-    lcp = lcp_array(text, sa, inverse)
+    text, _ = build_text(tokens, doc_offsets)
+    plcp = permuted_lcp(text, sa)
     del text
+    lcp = lcp_from_permuted(plcp, sa)
+    del plcp
     seconds["lcp"] = time.perf_counter() - t
     t = stage("traversal")
     full_doc_starts = doc_offsets + np.arange(n_docs + 1, dtype=np.int64)
@@ -252,6 +262,7 @@ def mine_fhk(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_length
     del lcp
     seconds["traversal"] = time.perf_counter() - t
     t = stage("left_maximality")
+    inverse = inverse_suffix_array(sa)
     keep = ~left_extendable(sa, inverse, lb, rb, length)
     del inverse
     seconds["left_maximality"] = time.perf_counter() - t

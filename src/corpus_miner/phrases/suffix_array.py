@@ -15,7 +15,8 @@ number of suffixes with a strictly smaller sorted prefix (a rank is its group's 
 repeats of real corpora (documentation sites: maximum LCP in the thousands) then cost rounds over
 the few suffixes inside repeats instead of the whole array. Whole-array Manber-Myers radix rounds
 (O(N) each) are kept as an option (radix_share) and tested; they measured slower. Memory: text,
-suffix array and ranks (int32 each) plus the tied-group lists (up to 8 bytes per suffix).
+suffix array and ranks (int32 each) plus the tied-group starts (up to 4 bytes per suffix); the
+text is not needed while refining, so the miner drops it and rebuilds it for the LCP.
 """
 
 from __future__ import annotations
@@ -71,6 +72,26 @@ def _fill_text(dense_tokens, doc_offsets, text):
 def suffix_array(text, alphabet, radix_share=1.0):
     """Suffix array (int32) of `text`, whose symbols are in 0..alphabet-1 and whose last symbol is
     unique (guaranteed by the per-document terminators; the empty text gives an empty array).
+    Same as initial_order followed by refine_order (which need not keep the text alive)."""
+    sa, rank = initial_order(text, alphabet)
+    refine_order(sa, rank, radix_share)
+    return sa
+
+
+@njit(cache=True)
+def initial_order(text, alphabet):
+    """Suffixes sorted by their first symbol, and their ranks (int32 each)."""
+    n = len(text)
+    sa = np.empty(n, dtype=np.int32)
+    rank = np.empty(n, dtype=np.int32)
+    if n:
+        _sort_by_first_symbol(text, alphabet, sa, rank)
+    return sa, rank
+
+
+@njit(cache=True)
+def refine_order(sa, rank, radix_share=1.0):
+    """Turn the first-symbol order into the suffix array, in place (the text is not needed).
 
     Whole-array radix doubling rounds run while more than `radix_share` of the suffixes are still
     tied; then only the tied groups are refined (Larsson-Sadakane). Measured on 10M tokens (the
@@ -78,15 +99,10 @@ def suffix_array(text, alphabet, radix_share=1.0):
     groups right after the first-symbol sort (radix_share=1.0) took 2.1-2.6 s, against 4-5 s with
     radix rounds down to 40% tied and 8-12 s with radix rounds only (radix_share=0.0).
     """
-    n = len(text)
-    sa = np.empty(n, dtype=np.int32)
-    if n == 0:
-        return sa
-    rank = np.empty(n, dtype=np.int32)
-    _sort_by_first_symbol(text, alphabet, sa, rank)
+    if len(sa) == 0:
+        return
     k = _radix_doubling(sa, rank, radix_share)
     _refine_tied_groups(sa, rank, k)
-    return sa
 
 
 @njit(cache=True)
@@ -155,7 +171,6 @@ def _refine_tied_groups(sa, rank, k):
     """
     n = len(sa)
     starts = np.empty(0, dtype=np.int32)
-    ends = np.empty(0, dtype=np.int32)
     n_groups = 0
     biggest = 0
     tied = 0
@@ -164,14 +179,10 @@ def _refine_tied_groups(sa, rank, k):
         tied = 0
         j = 0
         while j < n:
-            r = rank[sa[j]]
-            e = j + 1
-            while e < n and rank[sa[e]] == r:
-                e += 1
+            e = _group_end(sa, rank, j)
             if e - j >= 2:
                 if pass_ == 1:
                     starts[n_groups] = j
-                    ends[n_groups] = e
                 n_groups += 1
                 tied += e - j
                 if e - j > biggest:
@@ -180,15 +191,16 @@ def _refine_tied_groups(sa, rank, k):
         if pass_ == 0:
             # Tied suffixes only ever become fewer, so tied // 2 bounds every later group count.
             starts = np.empty(tied // 2 + 1, dtype=np.int32)
-            ends = np.empty(tied // 2 + 1, dtype=np.int32)
     next_starts = np.empty(tied // 2 + 1, dtype=np.int32)
-    next_ends = np.empty(tied // 2 + 1, dtype=np.int32)
     keys = np.empty(biggest, dtype=np.int64)
     while n_groups > 0:
         out = 0
         for g in range(n_groups):
             s = starts[g]
-            m = ends[g] - s
+            # Only group starts are stored (4 bytes less per tied suffix): a group is the run of
+            # suffixes whose rank is still its start. Groups done earlier this round only wrote
+            # ranks inside their own range, so the run is intact.
+            m = _group_end(sa, rank, s) - s
             for t in range(m):
                 x = sa[s + t]
                 keys[t] = rank[x + k] if x + k < n else -1
@@ -202,13 +214,21 @@ def _refine_tied_groups(sa, rank, k):
                     rank[sa[s + v]] = s + t
                 if u - t >= 2:
                     next_starts[out] = s + t
-                    next_ends[out] = s + u
                     out += 1
                 t = u
         starts, next_starts = next_starts, starts
-        ends, next_ends = next_ends, ends
         n_groups = out
         k *= 2
+
+
+@njit(cache=True)
+def _group_end(sa, rank, start):
+    """End (exclusive) of the run of suffixes sharing the rank of sa[start]."""
+    r = rank[sa[start]]
+    end = start + 1
+    while end < len(sa) and rank[sa[end]] == r:
+        end += 1
+    return end
 
 
 @njit(cache=True)
@@ -258,20 +278,40 @@ def inverse_suffix_array(sa):
 
 
 @njit(cache=True)
-def lcp_array(text, sa, inverse):
-    """Kasai et al.: lcp[j] = longest common prefix of suffixes sa[j-1] and sa[j]; lcp[0] = 0."""
+def permuted_lcp(text, sa):
+    """PLCP in text order (Kaerkkaeinen, Manzini, Puglisi 2009): plcp[i] = LCP of suffix i and
+    the suffix just before it in the suffix array. plcp[i + 1] >= plcp[i] - 1, so all comparisons
+    together take O(N). Needs only one extra array (phi, overwritten in place by plcp)."""
     n = len(text)
-    lcp = np.zeros(n, dtype=np.int32)
+    plcp = np.empty(n, dtype=np.int32)
+    if n == 0:
+        return plcp
+    plcp[sa[0]] = -1
+    for j in range(1, n):
+        plcp[sa[j]] = sa[j - 1]  # phi: the suffix preceding i in suffix-array order
     h = 0
     for i in range(n):
-        j = inverse[i]
-        if j == 0:
+        other = plcp[i]
+        if other < 0:
             h = 0
+            plcp[i] = 0
             continue
-        other = sa[j - 1]
         while i + h < n and other + h < n and text[i + h] == text[other + h]:
             h += 1
-        lcp[j] = h
+        plcp[i] = h
         if h > 0:
             h -= 1
+    return plcp
+
+
+@njit(cache=True)
+def lcp_from_permuted(plcp, sa):
+    """lcp[j] = longest common prefix of suffixes sa[j-1] and sa[j]; lcp[0] = 0."""
+    lcp = np.empty(len(sa), dtype=np.int32)
+    for j in range(len(sa)):
+        lcp[j] = plcp[sa[j]]
     return lcp
+
+
+def lcp_array(text, sa):
+    return lcp_from_permuted(permuted_lcp(text, sa), sa)
