@@ -108,6 +108,29 @@ def test_generate_cli_writes_jsonl_atomically(tmp_path, capsys):
     assert "wrote 6 documents" in capsys.readouterr().err
 
 
+def test_generated_file_through_the_tokenizer_gives_the_known_answer(tmp_path):
+    from corpus_miner.corpus import load_corpus
+
+    out = tmp_path / "s1.jsonl.gz"
+    assert main(["generate", "synthetic1", "-o", str(out), "--docs", "12",
+                 "--words-per-doc", "300", "--seed", "9"]) == 0
+    corpus = load_corpus([str(out)])
+    assert corpus.n_docs == 12 and corpus.n_tokens == 12 * 300 + 3 * 6 + 5 * 5 + 4 * 3
+    table, _ = mine_fhk(corpus.tokens, corpus.doc_offsets, 2, 2, corpus.vocab)
+    assert [(table.text(i), int(table.df[i])) for i in range(len(table))] == [
+        ("another unique phrase for testing", 5), ("this is the first test sentence", 3),
+        ("a third sentence", 4)]
+
+
+def test_generate_cli_synthetic2_window_length(tmp_path):
+    out = tmp_path / "s2.jsonl"
+    assert main(["generate", "synthetic2", "-o", str(out), "--docs", "5", "--words-per-doc", "10",
+                 "--family-length", "30", "--max-window", "30", "--windows-per-doc", "3"]) == 0
+    docs = [json.loads(line)["text"].split() for line in out.read_text().splitlines()]
+    assert docs == synth.synthetic2(5, 10, family_length=30, windows_per_doc=3, max_window=30)
+    assert main(["generate", "synthetic2", "-o", str(out), "--max-window", "99"]) == 2
+
+
 @pytest.mark.parametrize("kind", ["synthetic2", "web"])
 def test_generate_cli_other_kinds_gzip(tmp_path, kind):
     import gzip

@@ -35,6 +35,8 @@ def register(subparsers) -> None:
     parser.add_argument("--family-length", type=int, default=40, help="synthetic2: family length")
     parser.add_argument("--windows-per-doc", type=int, default=20,
                         help="synthetic2: family windows inserted per document")
+    parser.add_argument("--max-window", type=int, default=None,
+                        help="synthetic2: longest window (default family length / 2)")
     parser.add_argument("--sites", type=int, default=50, help="web: number of sites")
     parser.add_argument("--vocabulary", type=int, default=50000, help="web: vocabulary size")
     parser.add_argument("--body-words", type=int, default=400, help="web: mean body length")
@@ -52,7 +54,8 @@ def run(args) -> int:
     elif args.kind == "synthetic2":
         docs = synth.synthetic2(args.docs, args.words_per_doc or 1000, n_families=args.families,
                                 family_length=args.family_length,
-                                windows_per_doc=args.windows_per_doc, seed=args.seed)
+                                windows_per_doc=args.windows_per_doc,
+                                max_window=args.max_window, seed=args.seed)
     else:
         docs = synth.web(args.docs, n_sites=args.sites, vocabulary=args.vocabulary,
                          mean_body_words=args.body_words, seed=args.seed)
