@@ -29,7 +29,7 @@ def spark():
     session = (SparkSession.builder.master("local[2,4]").appName("corpus-miner-tests")
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.shuffle.partitions", "3")
+               .config("spark.sql.shuffle.partitions", "2")
                .config("spark.default.parallelism", "2")
                .config("spark.sql.adaptive.enabled", "false")
                .config("spark.driver.memory", "1g")

@@ -34,30 +34,46 @@ def check_columns(df: DataFrame, text_col: str, id_col: str | None, where: str) 
                          "expected string; cast it first")
 
 
-def check_no_null_texts(df: DataFrame, text_col: str, id_col: str | None, where: str) -> None:
-    """InputError naming the first document whose text is null (skipped for non-null schemas)."""
-    if not df.schema[text_col].nullable:
+def check_no_null_texts(df: DataFrame, text_col: str, id_col: str | None, where: str,
+                        n_null: int | None = None) -> None:
+    """InputError naming the first document whose text is null (n_null: already counted)."""
+    if n_null is None:
+        if not df.schema[text_col].nullable:
+            return
+        n_null = df.filter(F.col(text_col).isNull()).limit(1).count()
+    if not n_null:
         return
     shown = id_col if id_col is not None else text_col
     found = df.filter(F.col(text_col).isNull()).select(shown).limit(1).collect()
-    if found:
-        what = f"{id_col}={found[0][0]!r}" if id_col is not None else "one document"
-        raise InputError(f"{where}: text column {text_col!r} is null for {what}; drop or fill "
-                         "null texts (e.g. df.dropna(subset=[text_col])) before deduplication")
+    what = f"{id_col}={found[0][0]!r}" if id_col is not None and found else "some rows"
+    raise InputError(f"{where}: text column {text_col!r} is null for {what}; drop or fill null "
+                     "texts (e.g. df.dropna(subset=[text_col])) before deduplication")
 
 
-def with_input_order(df: DataFrame, order_col: str | None) -> tuple[DataFrame, int]:
-    """(df with a dense 0..n-1 ORDER column, n).
+def count_rows(df: DataFrame, text_col: str) -> tuple[int, int]:
+    """(rows, rows with a null text) in one job."""
+    row = df.agg(F.count(F.lit(1)), F.count_if(F.col(text_col).isNull())).collect()[0]
+    return int(row[0]), int(row[1])
 
-    With order_col the order is that column's (ties broken by nothing: make it unique). Without,
-    it is the input order, partition by partition: ORDER = rows in earlier partitions + position
-    in the partition, the numbering of RDD.zipWithIndex, computed in the JVM without moving rows to
-    Python. It is stable under recomputation and task retries for deterministic inputs (files,
-    local data, order-preserving transformations).
+
+def with_input_order(df: DataFrame, order_col: str | None, text_col: str
+                     ) -> tuple[DataFrame, int, int]:
+    """(df with a dense 0..n-1 ORDER column, n, number of null texts).
+
+    With order_col the order is that column's (its values must be unique; checked). Without, it
+    is the input order, partition by partition: ORDER = rows in earlier partitions + position in
+    the partition, the numbering of RDD.zipWithIndex, computed in the JVM without moving rows to
+    Python. It is stable under recomputation and task retries when the DataFrame's own order is
+    (files, local data, sorts, order-preserving transformations); after a shuffle such as
+    repartition(n), pass order_col.
     """
     if order_col is not None:
-        return _dense_order_by(df, order_col)
-    counts = dict(df.groupBy(F.spark_partition_id().alias("p")).count().collect())
+        ranked, n_rows = _dense_order_by(df, order_col)
+        return ranked, n_rows, count_rows(df, text_col)[1]
+    per_partition = df.groupBy(F.spark_partition_id().alias("p")).agg(
+        F.count(F.lit(1)), F.count_if(F.col(text_col).isNull())).collect()
+    counts = {row[0]: row[1] for row in per_partition}
+    n_null = sum(row[2] for row in per_partition)
     offsets, total = {}, 0
     for partition in range(df.rdd.getNumPartitions()):
         offsets[partition] = total
@@ -67,7 +83,7 @@ def with_input_order(df: DataFrame, order_col: str | None) -> tuple[DataFrame, i
         if offsets else F.create_map(F.lit(0), F.lit(0))
     order = F.element_at(offset_of, F.shiftright(mid, _ROW_BITS).cast("int")) \
         + mid.bitwiseAND(F.lit((1 << _ROW_BITS) - 1))
-    return df.withColumn(ORDER, order.cast("long")), total
+    return df.withColumn(ORDER, order.cast("long")), total, n_null
 
 
 def _dense_order_by(df: DataFrame, order_col: str) -> tuple[DataFrame, int]:
@@ -82,7 +98,7 @@ def _dense_order_by(df: DataFrame, order_col: str) -> tuple[DataFrame, int]:
     ranks = values.orderBy(order_col).rdd.zipWithIndex().map(lambda pair: (pair[0][0], pair[1]))
     schema = T.StructType([values.schema.fields[0], T.StructField(ORDER, T.LongType(), False)])
     ranked = df.sparkSession.createDataFrame(ranks, schema)
-    n_rows, n_distinct = values.count(), ranked.select(order_col).distinct().count()
+    n_rows, n_distinct = values.count(), values.distinct().count()
     if n_rows != n_distinct:
         raise InputError(f"order_col={order_col!r} has {n_rows - n_distinct} repeated values; "
                          "the order must be unique (e.g. add the id as a tie breaker column)")
@@ -106,30 +122,56 @@ def band_keys_column(params: LSHBloomParams, text_col: str, use_pandas_udf: bool
     return F.udf(band_keys_row, key_type)(F.col(text_col))
 
 
-def build_filter(keyed: DataFrame, bands: int, num_bits: int, num_hashes: int,
-                 base: BloomFilter | None = None) -> BloomFilter:
-    """OR of partition-local filters of the KEYS column (onto `base`), assembled on the driver.
+def query_and_build(keyed: DataFrame, bands: int, num_bits: int, num_hashes: int,
+                    query: BloomFilter | None = None, base: BloomFilter | None = None
+                    ) -> tuple[np.ndarray, BloomFilter]:
+    """One pass over keyed (ORDER, KEYS): (ORDERs of rows with a key in `query`, the filter of
+    all rows OR-ed onto `base`).
 
-    Each partition inserts its documents' keys into its own filter with the local kernels and
-    ships only the non-zero 1 MiB segments; reduceByKey ORs equal segments on the executors
-    (a tree: many partitions' segments meet before the driver), which receives one copy of each.
+    Each partition inserts its rows' keys into its own filter with the local kernels and ships
+    only the non-zero 1 MiB segments; reduceByKey ORs equal segments on the executors (a tree:
+    many partitions' segments meet before the driver), which receives one copy of each. `query` is
+    read through a read-only broadcast, destroyed once the pass is done.
     """
-    def local_filters(frames):
-        bloom = BloomFilter(num_bits, num_hashes)
-        for frame in frames:
-            bloom.add(batches.series_to_keys(frame[KEYS], bands))
-        segments = list(batches.filter_segments(bloom))
-        yield pd.DataFrame({"segment": [s for s, _ in segments], "bits": [b for _, b in segments]},
-                           columns=["segment", "bits"])
+    spark = keyed.sparkSession
+    shared = None if query is None else spark.sparkContext.broadcast(query.bits.tobytes())
+    with_orders = ORDER in keyed.columns
 
-    schema = "segment long, bits binary"
-    parts = keyed.select(KEYS).mapInPandas(local_filters, schema)
-    merged = parts.rdd.map(lambda row: (row[0], bytes(row[1]))).reduceByKey(batches.or_bytes)
-    return batches.assemble_filter(num_bits, num_hashes, merged.collect(), base=base)
+    def partition_pass(frames):
+        bloom = BloomFilter(num_bits, num_hashes)
+        reader = None if shared is None else BloomFilter(query.num_bits, query.num_hashes,
+                                                         np.frombuffer(shared.value, np.uint8))
+        for frame in frames:
+            keys = batches.series_to_keys(frame[KEYS], bands)
+            if reader is not None and with_orders:
+                hits = frame[ORDER].to_numpy()[reader.contains_any(keys)]
+                if len(hits):
+                    yield pd.DataFrame({"kind": 0, "key": hits, "bits": None},
+                                       columns=["kind", "key", "bits"])
+            bloom.add(keys)
+        segments = list(batches.filter_segments(bloom))
+        yield pd.DataFrame({"kind": 1, "key": [s for s, _ in segments],
+                            "bits": [b for _, b in segments]}, columns=["kind", "key", "bits"])
+
+    columns = [KEYS] + ([ORDER] if with_orders else [])
+    parts = keyed.select(*columns).mapInPandas(partition_pass, "kind int, key long, bits binary")
+    merged = parts.rdd.map(lambda row: ((row[0], row[1]), row[2])) \
+        .reduceByKey(lambda a, b: batches.or_bytes(bytes(a), bytes(b)) if a is not None else None) \
+        .collect()
+    if shared is not None:
+        shared.destroy()
+    hits = np.sort(np.array([key for (kind, key), _ in merged if kind == 0], np.int64))
+    segments = [(key, bytes(raw)) for (kind, key), raw in merged if kind == 1]
+    return hits, batches.assemble_filter(num_bits, num_hashes, segments, base=base)
+
+
+def build_filter(keyed: DataFrame, bands: int, num_bits: int, num_hashes: int) -> BloomFilter:
+    """OR of partition-local filters of the KEYS column, assembled on the driver."""
+    return query_and_build(keyed.select(KEYS), bands, num_bits, num_hashes)[1]
 
 
 def bloom_hits_column(spark, bloom: BloomFilter, bands: int):
-    """(column expression: any band key of the row in `bloom`, the broadcast to destroy later)."""
+    """(column: is any band key of the row in `bloom`?, its broadcast); for lazy queries."""
     shared = spark.sparkContext.broadcast((bloom.num_bits, bloom.num_hashes, bloom.bits.tobytes()))
 
     @F.pandas_udf(T.BooleanType())
@@ -141,17 +183,18 @@ def bloom_hits_column(spark, bloom: BloomFilter, bands: int):
     return in_filter(F.col(KEYS)), shared
 
 
-def first_orders(keyed: DataFrame) -> DataFrame:
-    """The exact band table: band key -> smallest ORDER of a document having it."""
-    exploded = keyed.select(ORDER, F.explode(KEYS).alias(KEY))
-    return exploded.groupBy(KEY).agg(F.min(ORDER).alias(FIRST))
+def first_orders(keyed: DataFrame, group_cols: tuple[str, ...] = ()) -> DataFrame:
+    """The exact band table: (group_cols..., band key) -> smallest ORDER of a row having it."""
+    exploded = keyed.select(ORDER, *group_cols, F.explode(KEYS).alias(KEY))
+    return exploded.groupBy(*group_cols, KEY).agg(F.min(ORDER).alias(FIRST))
 
 
-def earliest_matches(keyed: DataFrame, table: DataFrame, earlier_only: bool) -> DataFrame:
-    """(ORDER, FIRST): per document, the smallest first-document ORDER among its band keys in
-    `table`; with earlier_only only entries before the document itself count."""
-    exploded = keyed.select(ORDER, F.explode(KEYS).alias(KEY))
-    joined = exploded.join(table, KEY)
+def earliest_matches(keyed: DataFrame, table: DataFrame, earlier_only: bool,
+                     group_cols: tuple[str, ...] = ()) -> DataFrame:
+    """(ORDER, FIRST): per row, the smallest first-row ORDER among its band keys in `table`
+    (matched within equal group_cols); with earlier_only only rows before it count."""
+    exploded = keyed.select(ORDER, *group_cols, F.explode(KEYS).alias(KEY))
+    joined = exploded.join(table, [*group_cols, KEY])
     if earlier_only:
         joined = joined.filter(F.col(FIRST) < F.col(ORDER))
     return joined.groupBy(ORDER).agg(F.min(FIRST).alias(FIRST))

@@ -108,6 +108,11 @@ class SparkLSHBloom:
         self._persisted.append(df)
         return df
 
+    def _release(self, df: DataFrame) -> None:
+        """Drop an intermediate cache once what depends on it is materialized."""
+        df.unpersist()
+        self._persisted = [kept for kept in self._persisted if kept is not df]
+
     def unpersist(self) -> None:
         """Release the DataFrames this object cached (band tables, keyed inputs)."""
         for df in self._persisted:
@@ -121,11 +126,13 @@ class SparkLSHBloom:
     def _keys_column(self, params: LSHBloomParams, text_col: str):
         return frames.band_keys_column(params, text_col, self.use_pandas_udf)
 
-    def _checked(self, df: DataFrame, text_col: str, id_col: str | None, where: str) -> None:
+    def _checked(self, df: DataFrame, text_col: str, id_col: str | None, where: str,
+                 count_nulls: bool = True) -> None:
         if not isinstance(df, DataFrame):
             raise ParameterError(f"{where}: expected a Spark DataFrame, got {type(df).__name__}")
         frames.check_columns(df, text_col, id_col, where)
-        frames.check_no_null_texts(df, text_col, id_col, where)
+        if count_nulls:
+            frames.check_no_null_texts(df, text_col, id_col, where)
 
     @property
     def bloom(self) -> BloomFilter:
@@ -140,18 +147,22 @@ class SparkLSHBloom:
             order_col: str | None = None) -> "SparkLSHBloom":
         """Index a reference corpus (replaces any previous index); returns self."""
         params = self._validated()
-        self._checked(reference_df, text_col, id_col, "fit")
+        self._checked(reference_df, text_col, id_col, "fit", count_nulls=False)
         if params.mode == "lshbloom":
-            self._start(params, reference_df.count())
+            n_documents, n_null = frames.count_rows(reference_df, text_col)
+            frames.check_no_null_texts(reference_df, text_col, id_col, "fit", n_null)
+            self._start(params, n_documents)
             keyed = reference_df.select(self._keys_column(params, text_col).alias(KEYS))
             empty = self._empty_filter(self.n_documents_)
             self.bloom_ = frames.build_filter(keyed, self.bands_, empty.num_bits, empty.num_hashes)
             return self
-        ordered, n_documents = frames.with_input_order(reference_df, order_col)
+        ordered, n_documents, n_null = frames.with_input_order(reference_df, order_col, text_col)
+        frames.check_no_null_texts(reference_df, text_col, id_col, "fit", n_null)
         self._start(params, n_documents)
         keyed = self._persist(ordered.select(ORDER, self._id_expr(id_col),
                                              self._keys_column(params, text_col).alias(KEYS)))
         self._fit_band_table(keyed)
+        self._release(keyed)
         return self
 
     @staticmethod
@@ -197,8 +208,9 @@ class SparkLSHBloom:
         the id of the earliest matching row).
         """
         params = self._validated()
-        self._checked(df, text_col, id_col, "deduplicate")
-        ordered, n_documents = frames.with_input_order(df, order_col)
+        self._checked(df, text_col, id_col, "deduplicate", count_nulls=False)
+        ordered, n_documents, n_null = frames.with_input_order(df, order_col, text_col)
+        frames.check_no_null_texts(df, text_col, id_col, "deduplicate", n_null)
         self._start(params, n_documents)
         keyed = self._persist(ordered.select(ORDER, self._id_expr(id_col),
                                              self._keys_column(params, text_col).alias(KEYS)))
@@ -207,6 +219,7 @@ class SparkLSHBloom:
         else:
             self._fit_band_table(keyed)
             flags = self._band_table_dedup(keyed)
+        self._release(keyed)
         flag_df = self._flags_frame(df.sparkSession, flags, keyed)
         joined = ordered.join(F.broadcast(flag_df.withColumn("_cm_dup", F.lit(True))), ORDER, "left")
         is_dup = F.coalesce(F.col("_cm_dup"), F.lit(False))
@@ -224,26 +237,25 @@ class SparkLSHBloom:
         return spark.createDataFrame(flags, T.StructType(fields))
 
     def _chunked_bloom_dedup(self, keyed: DataFrame, n_documents: int) -> pd.DataFrame:
-        """ORDER of every duplicate; the filter grows chunk by chunk, in input order."""
+        """ORDER of every duplicate. Rows are cut into chunks of consecutive ORDERs; band keys
+        shared inside a chunk are found exactly (one shuffle for all chunks); then, chunk after
+        chunk, one pass queries the filter of all earlier chunks and adds the chunk's keys."""
         chunks = max(1, min(self.deduplicate_chunks, n_documents))
+        chunk_of = F.expr(f"{ORDER} * {chunks} div {max(n_documents, 1)}").alias("_cm_chunk")
+        with_chunks = keyed.select(ORDER, KEYS, chunk_of)
+        group = ("_cm_chunk",)
+        inside = frames.earliest_matches(with_chunks, frames.first_orders(with_chunks, group),
+                                         earlier_only=True, group_cols=group)
+        found = [inside.select(ORDER).toArrow().column(0).to_numpy()]
         bloom = self._empty_filter(n_documents)
-        chunk_of = F.expr(f"{ORDER} * {chunks} div {max(n_documents, 1)}")
-        found = []
         for chunk in range(chunks):
-            rows = keyed.filter(chunk_of == chunk).select(ORDER, KEYS)
-            duplicates = frames.earliest_matches(rows, frames.first_orders(rows), True).select(ORDER)
-            shared = None
-            if chunk > 0:  # the filter of chunk 0's predecessors is empty
-                hits, shared = frames.bloom_hits_column(keyed.sparkSession, bloom, self.bands_)
-                duplicates = duplicates.union(rows.filter(hits).select(ORDER))
-            table = duplicates.distinct().toArrow()
-            found.append(table.column(0).to_numpy())
-            if shared is not None:
-                shared.destroy()
-            bloom = frames.build_filter(rows, self.bands_, bloom.num_bits, bloom.num_hashes, bloom)
+            rows = with_chunks.filter(F.col("_cm_chunk") == chunk).select(ORDER, KEYS)
+            hits, bloom = frames.query_and_build(rows, self.bands_, bloom.num_bits, bloom.num_hashes,
+                                                 query=bloom if chunk > 0 else None, base=bloom)
+            found.append(hits)
         self.bloom_ = bloom
-        orders = np.unique(np.concatenate(found)) if found else np.empty(0, np.int64)
-        return pd.DataFrame({ORDER: orders.astype(np.int64)})
+        orders = np.unique(np.concatenate(found).astype(np.int64))
+        return pd.DataFrame({ORDER: orders})
 
     def _band_table_dedup(self, keyed: DataFrame) -> pd.DataFrame:
         """ORDER and id of the earliest earlier match of every duplicate (exact band table)."""
