@@ -3,17 +3,18 @@
 1. exact document frequency of every word (`kernels.frequent_words`);
 2. one linear pass of a saturating uint8 counting filter over the bigrams of frequent words;
 3. a second pass marking, one bit per position, the bigrams that pass both filters; positions
-   whose run of such bigrams is too short for min_length are marked dead (cannot start an answer);
-4. their occurrences packed as (bigram, position) into one uint64 each, sorted, exact df counted,
-   false positives dropped -> seeds (and seeds with fewer than sigma alive documents set aside);
+   whose run of such bigrams is shorter than min_length - 1 are marked dead: no phrase of length
+   >= min_length (in particular no answer) has an occurrence there;
+4. the other occurrences packed as (bigram, position) into one uint64 each, sorted, df counted
+   exactly over them, bigrams below sigma (every false positive among them) dropped -> seeds;
 5. seeds ordered by Psi = length x df (descending), then by token ids;
 6. depth-first right growth on the token array, on alive occurrences, with left-neighbour pruning;
 7. exact maximality (left-extension check per candidate) and the dead-position mask, the sound
    form of the article's coverage mask, extended by every phrase found.
 The proofs that the shortcuts never change the answer are in growth_kernels.py.
 
-Memory on top of the corpus: 8 bytes per surviving bigram occurrence (the packed keys, sorted in
-place and reused as the occurrence lists), the filter (1/4 byte per candidate bigram by default),
+Memory on top of the corpus: 8 bytes per packed occurrence (the keys, sorted in place and reused
+as the occurrence lists), the filter (1/4 byte per candidate bigram by default),
 three bit masks (3/8 byte per token), 6 bytes per vocabulary word while counting word df, and
 work buffers sized by the largest seed. Packed keys need 2 x bits(frequent words) + bits(tokens)
 <= 64; beyond that a slower unpacked sort (about 5x the memory) takes over.
@@ -196,34 +197,32 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
     rank_bits, pos_bits = _bits(int(word_ok.sum())), _bits(n_tokens)
     packed_mode = 2 * rank_bits + pos_bits <= 64 and not wide_keys
     stats["packed_keys"] = bool(packed_mode)
+    n_packed = n_survivors - n_short  # short-run positions start no phrase of length >= L
     if packed_mode:
-        occurrences = k.pack_survivors(tokens, survivors, n_survivors, word_rank, rank_bits,
+        occurrences = k.pack_survivors(tokens, survivors, dead, n_packed, word_rank, rank_bits,
                                        pos_bits)
         occurrences.sort()  # numpy's SIMD sort: bigram then position, one uint64 each
-        seed_lo, seed_hi, seed_df, seed_alive = k.exact_seeds(
-            occurrences, np.empty(0, np.int64), pos_bits, doc_offsets, doc_table, doc_shift,
-            sigma, survivors, dead)
+        seed_lo, seed_hi, seed_df = k.exact_seeds(occurrences, np.empty(0, np.int64), pos_bits,
+                                                  doc_offsets, doc_table, doc_shift, sigma)
         k.unpack_positions_inplace(occurrences, pos_bits)
     else:
-        occurrences = k.survivor_positions(survivors, n_survivors, n_tokens)
+        occurrences = k.survivor_positions(survivors, dead, n_packed, n_tokens)
         bigram = (tokens[occurrences].astype(np.uint64) << np.uint64(32)) \
             | tokens[occurrences + 1].astype(np.uint64)
         order = np.argsort(bigram, kind="stable")  # positions stay ascending inside a bigram
         bigram, occurrences = bigram[order], occurrences[order]
         del order
-        seed_lo, seed_hi, seed_df, seed_alive = k.exact_seeds(
-            bigram, occurrences, 0, doc_offsets, doc_table, doc_shift, sigma, survivors, dead)
+        seed_lo, seed_hi, seed_df = k.exact_seeds(bigram, occurrences, 0, doc_offsets, doc_table,
+                                                  doc_shift, sigma)
         del bigram
-    frequent_bigram = survivors  # now exactly the starts of frequent bigrams
+    stats["occurrences_packed"] = int(n_packed)
     stats["seeds"] = int(len(seed_lo))
     stats["seed_occurrences"] = int((seed_hi - seed_lo).sum())
 
     stage("psi_order")
-    growing = np.flatnonzero(seed_alive >= sigma)
-    skipped_early = len(seed_lo) - len(growing)
-    first = np.asarray(occurrences[seed_lo[growing]], dtype=np.int64)
+    first = np.asarray(occurrences[seed_lo], dtype=np.int64)
     # all seeds have length 2, so Psi = 2 x df; ties by token ids (deterministic)
-    order = growing[np.lexsort((tokens[first + 1], tokens[first], -seed_df[growing]))]
+    order = np.lexsort((tokens[first + 1], tokens[first], -seed_df)).astype(np.int64)
 
     stage("growth")
     covered = k.bitmask_new(n_tokens)
@@ -235,12 +234,12 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
         chunk = order[chunk_start:chunk_start + SEEDS_PER_CALL]
         *result, chunk_counters = gk.grow_seeds(
             tokens, doc_offsets, doc_table, doc_shift, occurrences, seed_lo, seed_hi, chunk,
-            sigma, min_length, word_rank, stats["frequent_words"], frequent_bigram, dead, covered)
+            sigma, min_length, word_rank, stats["frequent_words"], survivors, dead, covered)
         found.append(tuple(result))
         counters_total += chunk_counters
     del occurrences, dead
     stats["seeds_left_pruned"] = int(counters_total[gk.SEEDS_LEFT_PRUNED])
-    stats["seeds_skipped_by_mask"] = int(counters_total[gk.SEEDS_MASK_SKIPPED] + skipped_early)
+    stats["seeds_skipped_by_mask"] = int(counters_total[gk.SEEDS_MASK_SKIPPED])
     stats["nodes_visited"] = int(counters_total[gk.NODES_VISITED])
     stats["nodes_left_pruned"] = int(counters_total[gk.NODES_LEFT_PRUNED])
     stats["candidates_with_dead_occurrence"] = int(

@@ -124,8 +124,9 @@ def left_maximal(tokens, doc_offsets, wpos, wdoc, lo, hi, sigma, word_rank, coun
 def mark_found(wpos, lo, hi, length, frequent_bigram, dead, covered):
     """Record the occurrences of a phrase F just found: coverage bits for [p, p + L), and dead bits.
 
-    Dead bits (the sound version of the article's coverage-mask skip). Let [q, e) be an occurrence
-    of a found frequent phrase F such that no frequent bigram starts at e - 1 (the bigram across
+    Dead bits (the sound version of the article's coverage-mask skip). `frequent_bigram` marks a
+    superset of the starts of frequent bigrams (the filter survivors). Let [q, e) be an occurrence
+    of a found frequent phrase F such that no marked bigram starts at e - 1 (so the bigram across
     F's right end is infrequent, or e is the end of the document). Mark every p with q < p < e - 1
     dead. Claim: no maximal phrase has an occurrence starting at a dead p.
     Proof: every bigram starting in [p, e - 2] lies inside F's occurrence, so it is frequent, while
@@ -190,7 +191,9 @@ def grow_seeds(tokens, doc_offsets, doc_table, doc_shift, occurrences, seed_lo, 
       df and occurrence count computed on them are exact;
     * a candidate that passes the tests on its alive occurrences is emitted only when none of the
       set-aside dead occurrences continues into it (has_dead_occurrence): then, again, its alive
-      occurrences are all of them and the tests were exact.
+      occurrences are all of them and the tests were exact. (Occurrences at short-run dead
+      positions were never packed: a candidate is frequent and >= min_length long, so it has
+      none there; see kernels.pack_survivors.)
     word_rank[t] = dense rank of word t if it occurs in >= sigma documents, else -1: only such
     words can extend a frequent phrase, so per-word counters need n_ranks entries, not the vocab.
     Returns (start, length, df, occurrences) of every maximal phrase found (start = position of its

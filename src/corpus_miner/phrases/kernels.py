@@ -37,11 +37,6 @@ def bit_set(mask, i):
     mask[i >> 3] |= np.uint8(1 << (i & 7))
 
 
-@njit(cache=True, inline="always")
-def bit_clear(mask, i):
-    mask[i >> 3] &= np.uint8(~(1 << (i & 7)) & 0xFF)
-
-
 @njit(cache=True)
 def bitmask_count(mask, n_bits):
     total = 0
@@ -157,9 +152,9 @@ def mark_filter_survivors(tokens, doc_offsets, word_ok, counters, num_hashes, th
     saturation is compared against threshold = min(sigma, 255)), so every bigram with
     df >= sigma survives.
 
-    The same pass marks dead the positions that cannot start a phrase of the answer: such a
-    phrase has length >= min_length and only frequent (hence surviving) bigrams, so from its
-    start at least min_length - 1 consecutive surviving bigrams begin; in a run of R survivors
+    The same pass marks dead the positions where no frequent phrase of length >= min_length (so
+    no phrase of the answer) has an occurrence: such a phrase has only frequent (hence
+    surviving) bigrams, so from each occurrence at least min_length - 1 surviving bigrams begin; in a run of R survivors
     starting at s, the positions after s + R - (min_length - 1) have shorter runs.
     Returns (survivors marked, positions marked dead)."""
     n_cells = len(counters)
@@ -196,20 +191,25 @@ def mark_filter_survivors(tokens, doc_offsets, word_ok, counters, num_hashes, th
 # ---------------------------------------------------------------- step 4: packed occurrences
 
 @njit(cache=True)
-def pack_survivors(tokens, survivors, n_survivors, word_rank, rank_bits, pos_bits):
-    """One uint64 per surviving occurrence: (rank(a), rank(b), position) packed so that a plain
-    integer sort groups equal bigrams and keeps their positions ascending. Ranks are dense ids of
-    the frequent words, which is what makes the three fields fit into 64 bits."""
-    out = np.empty(n_survivors, dtype=np.uint64)
+def pack_survivors(tokens, survivors, dead, n_packed, word_rank, rank_bits, pos_bits):
+    """One uint64 per surviving occurrence that is not dead: (rank(a), rank(b), position) packed
+    so that a plain integer sort groups equal bigrams and keeps their positions ascending. Ranks
+    are dense ids of the frequent words, which is what makes the three fields fit into 64 bits.
+
+    Dead positions here are the short-run ones (mark_filter_survivors): no frequent phrase of
+    length >= min_length has an occurrence there (its bigrams are all frequent, so a long enough
+    run of survivors starts at each of its occurrences), so neither the growth nor its final
+    checks, which only look at such phrases, ever need them."""
+    out = np.empty(n_packed, dtype=np.uint64)
     k = 0
     n = len(tokens)
     shift_a = np.uint64(rank_bits + pos_bits)
     shift_b = np.uint64(pos_bits)
     for byte in range(len(survivors)):
-        if survivors[byte] == 0:  # most bytes are empty: skip eight positions at once
+        if survivors[byte] & ~dead[byte] == 0:  # usually: skip eight positions at once
             continue
         for i in range(byte << 3, min((byte << 3) + 8, n)):
-            if bit_get(survivors, i):
+            if bit_get(survivors, i) and not bit_get(dead, i):
                 out[k] = ((np.uint64(word_rank[tokens[i]]) << shift_a)
                           | (np.uint64(word_rank[tokens[i + 1]]) << shift_b) | np.uint64(i))
                 k += 1
@@ -217,15 +217,15 @@ def pack_survivors(tokens, survivors, n_survivors, word_rank, rank_bits, pos_bit
 
 
 @njit(cache=True)
-def survivor_positions(survivors, n_survivors, n_tokens):
-    """Ascending positions of the surviving bigrams (fallback path when packing does not fit)."""
-    out = np.empty(n_survivors, dtype=np.int64)
+def survivor_positions(survivors, dead, n_packed, n_tokens):
+    """Ascending surviving, not dead positions (fallback path when packing does not fit)."""
+    out = np.empty(n_packed, dtype=np.int64)
     k = 0
     for byte in range(len(survivors)):
-        if survivors[byte] == 0:
+        if survivors[byte] & ~dead[byte] == 0:
             continue
         for i in range(byte << 3, min((byte << 3) + 8, n_tokens)):
-            if bit_get(survivors, i):
+            if bit_get(survivors, i) and not bit_get(dead, i):
                 out[k] = i
                 k += 1
     return out
@@ -266,13 +266,11 @@ def doc_at(doc_offsets, table, shift, pos):
 
 
 @njit(cache=True)
-def exact_seeds(keys, positions, pos_bits, doc_offsets, doc_table, doc_shift, sigma, survivors,
-                dead):
-    """Runs of equal bigrams in the sorted occurrence list: keep those covering >= sigma documents
-    (exact df), clear the survivor bit of every occurrence of a false positive so that afterwards
-    `survivors` marks exactly the starts of frequent bigrams. Returns (lo, hi, df, alive_df) per
-    seed; alive_df counts, up to sigma, the documents of occurrences whose start is not set in
-    `dead` (the growth phase skips seeds with alive_df < sigma, see growth_kernels.mark_found).
+def exact_seeds(keys, positions, pos_bits, doc_offsets, doc_table, doc_shift, sigma):
+    """Runs of equal bigrams in the sorted occurrence list: keep those whose occurrences cover
+    >= sigma documents (exact count over the packed occurrences, which include every occurrence
+    that can start a phrase of the answer); every false positive of the filters is dropped here.
+    Returns (lo, hi, df) per seed.
 
     Packed mode (pos_bits > 0): keys[i] = bigram << pos_bits | position, `positions` unused.
     Wide mode (pos_bits == 0): keys[i] = bigram, positions[i] = its position."""
@@ -282,7 +280,6 @@ def exact_seeds(keys, positions, pos_bits, doc_offsets, doc_table, doc_shift, si
     seed_lo = np.empty(16, dtype=np.int64)
     seed_hi = np.empty(16, dtype=np.int64)
     seed_df = np.empty(16, dtype=np.int64)
-    seed_alive = np.empty(16, dtype=np.int64)
     n_seeds = 0
     lo = 0
     while lo < n:
@@ -290,45 +287,28 @@ def exact_seeds(keys, positions, pos_bits, doc_offsets, doc_table, doc_shift, si
         hi = lo + 1
         while hi < n and (keys[hi] >> shift) == bigram:
             hi += 1
-        if hi - lo < sigma:  # fewer occurrences than sigma: a false positive, no lookups needed
-            for i in range(lo, hi):
-                pos = np.int64(keys[i] & pos_mask) if pos_bits > 0 else positions[i]
-                bit_clear(survivors, pos)
+        if hi - lo < sigma:  # fewer occurrences than sigma: no lookups needed
             lo = hi
             continue
         df = 0
-        alive = 0
-        doc = -1
         doc_end = -1
-        alive_doc = -1
         for i in range(lo, hi):
             pos = np.int64(keys[i] & pos_mask) if pos_bits > 0 else positions[i]
             if pos >= doc_end:  # positions ascend: a new document starts here
                 doc = doc_at(doc_offsets, doc_table, doc_shift, pos)
                 doc_end = doc_offsets[doc + 1]
                 df += 1
-            d = doc
-            if alive < sigma and d != alive_doc and not bit_get(dead, pos):
-                alive += 1
-                alive_doc = d
         if df >= sigma:
             if n_seeds == len(seed_lo):
                 seed_lo = _grow(seed_lo)
                 seed_hi = _grow(seed_hi)
                 seed_df = _grow(seed_df)
-                seed_alive = _grow(seed_alive)
             seed_lo[n_seeds] = lo
             seed_hi[n_seeds] = hi
             seed_df[n_seeds] = df
-            seed_alive[n_seeds] = alive
             n_seeds += 1
-        else:
-            for i in range(lo, hi):
-                pos = np.int64(keys[i] & pos_mask) if pos_bits > 0 else positions[i]
-                bit_clear(survivors, pos)
         lo = hi
-    return (seed_lo[:n_seeds].copy(), seed_hi[:n_seeds].copy(), seed_df[:n_seeds].copy(),
-            seed_alive[:n_seeds].copy())
+    return seed_lo[:n_seeds].copy(), seed_hi[:n_seeds].copy(), seed_df[:n_seeds].copy()
 
 
 @njit(cache=True)
