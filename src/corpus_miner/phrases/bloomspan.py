@@ -93,13 +93,15 @@ def _bits(n: int) -> int:
     return max(1, int(n - 1).bit_length()) if n > 1 else 1
 
 
-def _validate_corpus(tokens, doc_offsets, vocab) -> tuple[np.ndarray, np.ndarray]:
+def _validate_corpus(tokens, doc_offsets, vocab) -> tuple[np.ndarray, np.ndarray, int]:
+    """(uint32 tokens, int64 offsets, vocabulary size covering every id) or InputError."""
     tokens = np.ascontiguousarray(tokens)
     if tokens.ndim != 1 or not np.issubdtype(tokens.dtype, np.integer):
         raise InputError(f"tokens must be a 1-D integer array (got {tokens.dtype}, ndim "
                          f"{tokens.ndim}); pass TokenCorpus.tokens")
+    largest = int(tokens.max()) if len(tokens) else -1
     if tokens.dtype != np.uint32:
-        if len(tokens) and (tokens.min() < 0 or tokens.max() >= 0xFFFFFFFF):
+        if len(tokens) and (int(tokens.min()) < 0 or largest >= 0xFFFFFFFF):
             raise InputError("token ids must lie in [0, 2^32 - 1); pass TokenCorpus.tokens")
         tokens = tokens.astype(np.uint32)
     doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
@@ -107,12 +109,12 @@ def _validate_corpus(tokens, doc_offsets, vocab) -> tuple[np.ndarray, np.ndarray
             or doc_offsets[-1] != len(tokens) or np.any(np.diff(doc_offsets) < 0):
         raise InputError("doc_offsets must start at 0, never decrease and end at len(tokens) "
                          f"({len(tokens)}); pass a TokenCorpus's arrays unchanged")
-    if len(tokens) and int(tokens.max()) >= max(len(vocab), 1) and len(vocab):
-        raise InputError(f"token id {int(tokens.max())} is outside the vocabulary of {len(vocab)} "
+    if len(vocab) and largest >= len(vocab):
+        raise InputError(f"token id {largest} is outside the vocabulary of {len(vocab)} "
                          "words; tokens and vocab must come from the same TokenCorpus")
-    if len(tokens) and int(tokens.max()) == 0xFFFFFFFF:
+    if largest == 0xFFFFFFFF:
         raise InputError("token id 2^32 - 1 is reserved as the document-boundary marker")
-    return tokens, doc_offsets
+    return tokens, doc_offsets, max(len(vocab), largest + 1)
 
 
 def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_length: int,
@@ -130,7 +132,7 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
     params = PhraseParams(sigma=sigma, min_length=min_length, filter_bytes=filter_bytes,
                           num_hashes=num_hashes)
     sigma, min_length = params.sigma, params.min_length
-    tokens, doc_offsets = _validate_corpus(tokens, doc_offsets, vocab)
+    tokens, doc_offsets, vocab_size = _validate_corpus(tokens, doc_offsets, vocab)
     n_tokens, n_docs = len(tokens), len(doc_offsets) - 1
     rss = PeakRss()
     stats: dict = {"algorithm": "bloomspan", "tokens": n_tokens, "documents": n_docs,
@@ -165,7 +167,6 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
         return finish(PhraseTable.empty(vocab))
 
     stage("word_df")
-    vocab_size = max(len(vocab), int(tokens.max()) + 1)
     word_ok = k.frequent_words(tokens, doc_offsets, vocab_size, sigma)
     total_bigrams, word_candidates = k.count_bigrams(tokens, doc_offsets, word_ok)
     stats["frequent_words"] = int(word_ok.sum())
