@@ -255,8 +255,9 @@ def _sort_segment(sa, s, keys, m):
 
 @njit(cache=True)
 def _sort_by_first_symbol(text, alphabet, sa, rank):
-    """Round 0: counting sort by the first symbol; rank = start of the symbol's bucket."""
-    counts = np.zeros(alphabet + 1, dtype=np.int64)
+    """Round 0: counting sort by the first symbol; rank = start of the symbol's bucket.
+    int32 counts (N < 2^31): the alphabet can be as large as the text (every word unique)."""
+    counts = np.zeros(alphabet + 1, dtype=np.int32)
     for i in range(len(text)):
         counts[text[i] + 1] += 1
     for c in range(alphabet):
