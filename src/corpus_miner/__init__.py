@@ -11,8 +11,11 @@ from corpus_miner.errors import (  # noqa: E402
     ParameterError,
 )
 
+
 __all__ = [
     "__version__",
+    "BloomSpan",
+    "LSHBloom",
     "CorpusMinerError",
     "FormatError",
     "InputError",
@@ -20,3 +23,16 @@ __all__ = [
     "NotFittedError",
     "ParameterError",
 ]
+
+
+def __getattr__(name: str):
+    # The estimators import numba; load them on first use so `corpus-miner --version` stays instant.
+    if name == "BloomSpan":
+        from corpus_miner.phrases import BloomSpan
+
+        return BloomSpan
+    if name == "LSHBloom":
+        from corpus_miner.dedup import LSHBloom
+
+        return LSHBloom
+    raise AttributeError(f"module 'corpus_miner' has no attribute {name!r}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Iterator, Sequence, TextIO
 
@@ -62,8 +63,15 @@ class PhraseTable:
     def phrase_ids(self, i: int) -> np.ndarray:
         return self.tokens[self.offsets[i]:self.offsets[i + 1]]
 
+    @cached_property
+    def _words(self) -> dict[int, str]:
+        """The strings of the token ids used by phrases, decoded once (the vocabulary may be a
+        memory-mapped StringList whose item access decodes bytes every time)."""
+        return {int(t): self.vocab[int(t)] for t in np.unique(self.tokens)}
+
     def text(self, i: int) -> str:
-        return " ".join(self.vocab[t] for t in self.phrase_ids(i))
+        words = self._words
+        return " ".join([words[t] for t in self.phrase_ids(i).tolist()])
 
     def key_set(self) -> set[tuple[tuple[int, ...], int, int]]:
         """(token ids, df, occurrences) of every phrase: order-free comparison in tests."""
@@ -75,9 +83,9 @@ class PhraseTable:
         lengths = self.lengths[order]
         offsets = np.zeros(len(order) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        flat = np.empty(int(offsets[-1]), dtype=np.uint32)
-        for new, old in enumerate(order):
-            flat[offsets[new]:offsets[new + 1]] = self.phrase_ids(int(old))
+        # gather index: for every output token, its position in self.tokens
+        gather = np.repeat(self.offsets[order] - offsets[:-1], lengths) + np.arange(offsets[-1])
+        flat = self.tokens[gather].astype(np.uint32, copy=False)
         return PhraseTable(flat, offsets, self.df[order], self.occurrences[order], self.vocab)
 
     def sorted(self) -> "PhraseTable":
