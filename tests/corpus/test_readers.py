@@ -208,3 +208,14 @@ def test_bom_crlf_and_concatenated_gzip_members(tmp_path):
                      + gzip.compress(b'{"text": "two"}\r\n'))
     _, texts, _, stats = read_all(path)
     assert texts == ["one", "two"] and stats.bad_lines_skipped == 0
+
+
+def test_invalid_utf8_is_replaced_when_arrow_parses_the_chunk(write_jsonl):
+    # pyarrow's JSON parser passes invalid bytes through unchecked; without a surrogate escape
+    # in the chunk nothing forced the Python path, and clean/dedup crashed on the raw bytes later.
+    path = write_jsonl("d.jsonl", [b'{"id": "x\xff", "text": "caf\xe9 ok \xff\xfe"}', {"text": "fine"}])
+    ids, texts, batches, stats = read_all(path)
+    assert texts == ["caf\ufffd ok \ufffd\ufffd", "fine"] and ids == ["x\ufffd", "1"]
+    assert stats.invalid_utf8_replaced == 1
+    for batch in batches:
+        batch.records.validate(full=True)

@@ -73,6 +73,10 @@ def _parse_with_arrow(chunk: bytes) -> pa.Table | None:
     n_lines = chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
     if table.num_rows != n_lines or any(_has_timestamp(f.type) for f in table.schema):
         return None  # blank lines, several objects on a line, or inferred timestamps
+    try:  # the parser copies invalid UTF-8 bytes into string columns unchecked
+        table.validate(full=True)
+    except pa.ArrowInvalid:
+        return None  # the Python path replaces and counts them
     return table
 
 
