@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("pyspark")
+pytest.importorskip("pandas")
 
 from corpus_miner.dedup import LSHBloom  # noqa: E402
 from spark_lshbloom import SparkLSHBloom  # noqa: E402

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 pytest.importorskip("pyspark")
+pytest.importorskip("pandas")
 
 from corpus_miner.dedup.bloom import BloomFilter  # noqa: E402
 from corpus_miner.spark import batches  # noqa: E402

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("pyspark")
+pytest.importorskip("pandas")
 
 from pyspark import TaskContext  # noqa: E402
 
