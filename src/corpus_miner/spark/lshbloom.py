@@ -281,12 +281,8 @@ class SparkLSHBloom:
     def to_local(self) -> LSHBloom:
         """The fitted index as a local corpus_miner.dedup.LSHBloom (same parameters and index)."""
         self._check_fitted()
-        local = LSHBloom(**self.params_.to_dict())
-        local.params_, local.bands_, local.rows_ = self.params_, self.bands_, self.rows_
-        local.n_documents_ = self.n_documents_
         if self.params_.mode == "lshbloom":
-            local.index_, local.ids_ = self.bloom_.copy(), None
-            return local
+            return LSHBloom.from_state(self.params_, self.bloom_.copy(), self.n_documents_)
         if "_table_arrays" in self.__dict__:
             keys, docs, ids = self._table_arrays
         else:
@@ -294,8 +290,8 @@ class SparkLSHBloom:
             keys = table.column(KEY).to_numpy().astype(np.int64).view(np.uint64)
             docs = table.column(FIRST).to_numpy().astype(np.int64)
             ids = self.doc_ids_.orderBy(ORDER).toArrow().column("_cm_id").combine_chunks()
-        local.index_, local.ids_ = BandTable.from_items(keys, docs), [ids]
-        return local
+        return LSHBloom.from_state(self.params_, BandTable.from_items(keys, docs),
+                                   self.n_documents_, ids)
 
     @classmethod
     def from_local(cls, local: LSHBloom, deduplicate_chunks: int = DEFAULT_CHUNKS,
