@@ -219,3 +219,38 @@ def test_invalid_utf8_is_replaced_when_arrow_parses_the_chunk(write_jsonl):
     assert stats.invalid_utf8_replaced == 1
     for batch in batches:
         batch.records.validate(full=True)
+
+
+def test_saved_folders_with_damaged_or_foreign_metadata_are_not_read_as_text(tmp_path, write_jsonl):
+    # A damaged metadata.json made a saved corpus look like a folder of text files: its .npy
+    # arrays were tokenized as documents and every command "succeeded" on garbage.
+    from corpus_miner.corpus import load_corpus
+    from corpus_miner.errors import FormatError
+
+    saved = tmp_path / "saved"
+    load_corpus(write_jsonl("d.jsonl", ROWS)).save(saved)
+    (saved / "metadata.json").write_text('{"form')
+    with pytest.raises(InputError, match="saved token corpus"):
+        read_all(saved)
+    with pytest.raises(FormatError, match="metadata.json: unreadable or corrupt"):
+        load_corpus([saved])
+    index = tmp_path / "index"
+    index.mkdir()
+    (index / "metadata.json").write_text('{"arrays": {}, "format": "corpus-miner/lsh-index"}')
+    (index / "bits.bin").write_bytes(b"\x00\xff")
+    with pytest.raises(InputError, match="saved corpus-miner/lsh-index folder, not documents"):
+        read_all(index)
+
+
+def test_text_folder_skips_and_counts_binary_files(tmp_path):
+    # An image next to the text files used to become a document of replacement characters
+    # and stray ASCII tokens.
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.txt").write_text("Readable text")
+    (root / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    (root / "late_nul.txt").write_bytes(b"x" * 9000 + b"\x00 tail")  # NUL past the sniffed head
+    ids, texts, _, stats = read_all(root)
+    assert ids == ["a.txt", "late_nul.txt"] and texts[0] == "Readable text"
+    assert stats.binary_files_skipped == 1 and stats.files == 2
+    assert stats.invalid_utf8_replaced == 0

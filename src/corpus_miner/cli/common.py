@@ -42,7 +42,8 @@ def print_read_problems(stats: ReadStats | None) -> None:
         return
     problems = {"bad_lines_skipped": stats.bad_lines_skipped,
                 "invalid_utf8_replaced": stats.invalid_utf8_replaced,
-                "null_texts": stats.null_texts}
+                "null_texts": stats.null_texts,
+                "binary_files_skipped": stats.binary_files_skipped}
     problems = {k: v for k, v in problems.items() if v}
     if problems:
         print_summary("warning", **problems)

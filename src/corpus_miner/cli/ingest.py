@@ -49,7 +49,8 @@ def _figures(corpus, seconds: float) -> dict:
     if stats is not None:
         figures.update(files=stats.files, bad_lines_skipped=stats.bad_lines_skipped,
                        invalid_utf8_replaced=stats.invalid_utf8_replaced,
-                       null_texts=stats.null_texts)
+                       null_texts=stats.null_texts,
+                       binary_files_skipped=stats.binary_files_skipped)
     return figures
 
 

@@ -1,13 +1,15 @@
 """Streaming document readers: JSONL (plain/.gz/.zst/stdin), Parquet (file or folder), text folders.
 
 Every reader yields `DocumentBatch`es of about `batch_size` bytes of input, so memory is bounded by
-a batch, never by a file. All bad-input rules live here: malformed JSON lines, invalid UTF-8,
+a batch, never by a file. In text folders, hidden files are skipped and so are binary files (a NUL
+byte in the first 8 KiB, git's rule), counted. All bad-input rules live here: malformed JSON lines, invalid UTF-8,
 missing or non-string text fields, missing or unreadable files (see `ReadStats`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -27,6 +29,9 @@ STDIN = "-"
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 PARQUET_SUFFIXES = (".parquet", ".parq")
+# git's rule for binary files: a NUL byte near the start (text never has one there in practice)
+_BINARY_MARK = b"\x00"
+_BINARY_SNIFF_BYTES = 8192
 
 
 @dataclass
@@ -38,6 +43,7 @@ class ReadStats:
     bad_lines_skipped: int = 0  # malformed JSON lines skipped with skip_bad
     invalid_utf8_replaced: int = 0  # lines/documents whose invalid UTF-8 was replaced by U+FFFD
     null_texts: int = 0  # null, missing or non-string texts read as empty documents
+    binary_files_skipped: int = 0  # text-folder files with a NUL byte in their first 8 KiB
     files: int = 0
     input_bytes: int = 0  # raw (possibly compressed) bytes consumed, for progress
 
@@ -80,17 +86,33 @@ def read_documents(inputs, *, text_field: str = "text", id_field: str = "id",
 
 
 def is_saved_corpus(path) -> bool:
-    """True when `path` is a folder written by TokenCorpus.save."""
+    """True when `path` is a folder written by TokenCorpus.save.
+
+    A folder with tokens.npy next to its metadata.json counts too, so that a damaged
+    metadata.json is reported by the loader instead of the arrays being read as text files.
+    """
     from corpus_miner.corpus.token_corpus import FORMAT_NAME
 
-    meta = Path(path) / "metadata.json"
-    if not meta.is_file():
+    folder = Path(path)
+    if not (folder / "metadata.json").is_file():
         return False
+    return (folder / "tokens.npy").is_file() or FORMAT_NAME.encode() in _metadata_head(folder)
+
+
+def _saved_artefact_format(folder: Path) -> str | None:
+    """The format name of another corpus-miner artefact (e.g. a dedup index) saved in folder."""
+    if not (folder / "metadata.json").is_file():
+        return None
+    found = re.search(rb'"format"\s*:\s*"(corpus-miner/[^"]{1,100})"', _metadata_head(folder))
+    return found.group(1).decode("utf-8", "replace") if found else None
+
+
+def _metadata_head(folder: Path) -> bytes:
     try:
-        with open(meta, "rb") as fh:
-            return FORMAT_NAME.encode() in fh.read(4096)
+        with open(folder / "metadata.json", "rb") as fh:
+            return fh.read(4096)
     except OSError:
-        return False
+        return b""
 
 
 class _Reader:
@@ -114,6 +136,10 @@ class _Reader:
             if is_saved_corpus(path):
                 raise InputError(f"{path}: is a saved token corpus, not documents; "
                                  "pass it alone to commands that accept a corpus")
+            artefact = _saved_artefact_format(path)
+            if artefact is not None:  # its binary arrays are no text documents
+                raise InputError(f"{path}: is a saved {artefact} folder, not documents; "
+                                 "pass the documents it was built from")
             parquet_files = _parquet_files(path)
             if parquet_files:
                 for file in parquet_files:
@@ -197,8 +223,11 @@ class _Reader:
                 data = file.read_bytes()
             except OSError as exc:
                 raise InputError(f"{file}: cannot read ({_reason(exc)})") from None
-            self.stats.files += 1
             self.stats.input_bytes += len(data)
+            if _BINARY_MARK in data[:_BINARY_SNIFF_BYTES]:  # images, archives, .pyc: no text
+                self.stats.binary_files_skipped += 1
+                continue
+            self.stats.files += 1
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError:
