@@ -233,3 +233,26 @@ def test_document_level_false_positive_rate_at_a_deliberately_high_fp_prob():
     bloom = LSHBloom(num_perm=32, threshold=0.8, fp_prob=0.1).fit(reference)
     measured = bloom.transform(queries)[unique].mean()
     assert 0.05 <= measured <= 0.2, measured  # configured 0.1 per document, within 2x
+
+
+def test_numpy_scalar_parameters_are_accepted_and_saved_as_plain_numbers(tmp_path):
+    # Parameter grids hand out numpy scalars; they were refused ("must be an integer, got
+    # np.int64(128)") although BloomSpan takes them.
+    import numpy as np
+
+    texts = ["the same page of text", "the same page of text", "something else entirely"]
+    model = LSHBloom(threshold=np.float32(0.5), num_perm=np.int64(64), num_bands=np.int32(16),
+                     seed=np.uint8(3), shingle_size=np.int16(4)).fit(texts)
+    plain = LSHBloom(threshold=0.5, num_perm=64, num_bands=16, seed=3, shingle_size=4).fit(texts)
+    assert np.array_equal(model.band_keys(texts), plain.band_keys(texts))
+    model.save(tmp_path / "index")  # json.dumps fails on numpy scalars
+    assert LSHBloom.load(tmp_path / "index").params_.num_perm == 64
+    with pytest.raises(ParameterError, match="num_perm"):
+        LSHBloom(num_perm=np.float64(64)).fit(texts)
+
+
+def test_a_single_string_is_refused_not_split_into_characters():
+    with pytest.raises(InputError, match="sequence of documents, got one str"):
+        LSHBloom().deduplicate("one document, not a list")
+    with pytest.raises(InputError, match="sequence of documents"):
+        LSHBloom().fit("abc")

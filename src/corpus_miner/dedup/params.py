@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from dataclasses import dataclass
 
 from corpus_miner.dedup.banding import bands_for
@@ -27,14 +28,22 @@ def canonical_mode(mode: str) -> str:
         raise ParameterError(f"mode must be one of {sorted(MODE_ALIASES)}, got {mode!r}") from None
 
 
-def _check_int(name: str, value, low: int, high: int | None = None, allow_none: bool = False):
+def _check_int(name: str, value, low: int, high: int | None = None,
+               allow_none: bool = False) -> int | None:
+    """The value as a Python int (numpy integers welcome: they come from parameter grids)."""
     if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ParameterError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
     if value < low or (high is not None and value > high):
         upper = f" and <= {high}" if high is not None else ""
         raise ParameterError(f"{name} must be >= {low}{upper}, got {value}")
+    return value
+
+
+def _is_real(value) -> bool:
+    return not isinstance(value, bool) and isinstance(value, numbers.Real)
 
 
 @dataclass(frozen=True)
@@ -55,24 +64,27 @@ class LSHBloomParams:
 
     def validated(self) -> "LSHBloomParams":
         """A copy with the mode alias resolved; ParameterError naming the first bad parameter."""
-        if isinstance(self.threshold, bool) or not isinstance(self.threshold, (int, float)) \
-                or not 0.0 < self.threshold < 1.0 or math.isnan(self.threshold):
+        if not _is_real(self.threshold) or not 0.0 < self.threshold < 1.0 \
+                or math.isnan(self.threshold):
             raise ParameterError(f"threshold must be a number in (0, 1), got {self.threshold!r}")
-        _check_int("num_perm", self.num_perm, 1, 1 << 16)
-        _check_int("num_bands", self.num_bands, 1, self.num_perm, allow_none=True)
-        if isinstance(self.fp_prob, bool) or not isinstance(self.fp_prob, (int, float)) \
-                or not 0.0 < self.fp_prob < 1.0:
+        num_perm = _check_int("num_perm", self.num_perm, 1, 1 << 16)
+        num_bands = _check_int("num_bands", self.num_bands, 1, num_perm, allow_none=True)
+        if not _is_real(self.fp_prob) or not 0.0 < self.fp_prob < 1.0:
             raise ParameterError(f"fp_prob (per document) must be in (0, 1), got {self.fp_prob!r}")
-        _check_int("shingle_size", self.shingle_size, 1)
+        shingle_size = _check_int("shingle_size", self.shingle_size, 1)
         if self.shingle_kind not in SHINGLE_KINDS:
             raise ParameterError(f"shingle_kind must be one of {SHINGLE_KINDS}, got {self.shingle_kind!r}")
-        _check_int("expected_items", self.expected_items, 1, allow_none=True)
-        _check_int("seed", self.seed, 0, (1 << 63) - 1)
-        _check_int("max_shingles", self.max_shingles, 1, allow_none=True)
+        expected_items = _check_int("expected_items", self.expected_items, 1, allow_none=True)
+        seed = _check_int("seed", self.seed, 0, (1 << 63) - 1)
+        max_shingles = _check_int("max_shingles", self.max_shingles, 1, allow_none=True)
         if self.sketch not in SKETCHES:
             raise ParameterError(f"sketch must be one of {SKETCHES}, got {self.sketch!r}")
-        return dataclasses.replace(self, mode=canonical_mode(self.mode),
-                                   threshold=float(self.threshold), fp_prob=float(self.fp_prob))
+        # plain Python numbers from here on: they go into metadata.json and hashing seeds
+        return dataclasses.replace(
+            self, mode=canonical_mode(self.mode), threshold=float(self.threshold),
+            fp_prob=float(self.fp_prob), num_perm=num_perm, num_bands=num_bands,
+            shingle_size=shingle_size, expected_items=expected_items, seed=seed,
+            max_shingles=max_shingles)
 
     @property
     def bands_rows(self) -> tuple[int, int]:

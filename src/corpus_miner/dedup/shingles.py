@@ -94,6 +94,9 @@ def normalize_texts(texts: Sequence[str] | pa.Array | pa.ChunkedArray) -> pa.Lar
     """Lowercase (pyarrow, Unicode) and collapse whitespace runs (numba); large_string array."""
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
+    if isinstance(texts, (str, bytes)):  # iterating would make each character a document
+        raise InputError(f"texts must be a sequence of documents, got one {type(texts).__name__}; "
+                         "wrap it in a list")
     if not isinstance(texts, pa.Array):
         try:
             texts = pa.array(texts, type=pa.large_string())
