@@ -1,6 +1,8 @@
 """Atomic output: write to a temporary sibling, then rename over the final name.
 
 An interrupted run therefore never leaves a partial file (or folder) under the final name.
+Special files are never renamed over: a file output that is a device or pipe (`-o /dev/stdout`,
+`--json /dev/null`) is written in place, and a folder output refuses an existing non-folder.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import shutil
 import tempfile
 from pathlib import Path
 from typing import Iterator
+
+from corpus_miner.errors import InputError
 
 
 def _default_mode(base: int) -> int:
@@ -23,6 +27,12 @@ def _default_mode(base: int) -> int:
 def atomic_path(final: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary file path next to `final`; rename it onto `final` on success."""
     final = Path(final)
+    if final.is_dir():
+        raise InputError(f"{final}: is a folder; name an output file")
+    if final.exists() and not final.is_file():
+        # a device or pipe: renaming over it would replace e.g. /dev/null by a regular file
+        yield final
+        return
     final.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
     os.close(fd)
@@ -40,6 +50,8 @@ def atomic_path(final: str | os.PathLike) -> Iterator[Path]:
 def atomic_dir(final: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary folder next to `final`; on success it replaces `final` (old one removed)."""
     final = Path(final)
+    if final.exists() and not final.is_dir():
+        raise InputError(f"{final}: exists and is not a folder; remove it or name another folder")
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp_path = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
     os.chmod(tmp_path, _default_mode(0o777))
