@@ -198,28 +198,83 @@ def shingle_hashes_kernel(data, offsets, shingle_size, word_mode):
 
 
 @njit(cache=True)
+def distinct_values(seg):
+    """The distinct values of seg in first-seen order, through an open-addressing hash set
+    (linear in len(seg); sorting a whole document was the cost this avoids)."""
+    n = len(seg)
+    bits = 1
+    while (1 << bits) < 2 * n:
+        bits += 1
+    mask = (1 << bits) - 1
+    table = np.zeros(1 << bits, np.uint64)  # 0 marks an empty slot; the value 0 is tracked apart
+    out = np.empty(n, np.uint64)
+    m = 0
+    seen_zero = False
+    for i in range(n):
+        h = seg[i]
+        if h == 0:
+            if not seen_zero:
+                seen_zero = True
+                out[m] = h
+                m += 1
+            continue
+        j = h & mask  # shingle hashes are already mixed; low bits also spread small test values
+        while table[j] != 0 and table[j] != h:
+            j = (j + 1) & mask
+        if table[j] == 0:
+            table[j] = h
+            out[m] = h
+            m += 1
+    return out[:m]
+
+
+@njit(cache=True)
+def bottom_k_distinct(seg, k):
+    """The k smallest distinct values of seg, ascending (all distinct values if fewer).
+
+    De-duplicate with a hash set, then, since shingle hashes are uniform 64-bit values, collect
+    the distinct values under a cut at 1.5 k/d of the range (d distinct values) and sort only
+    those; the cut doubles in the rare case it holds fewer than k. Exact for any input; on
+    uniform hashes one linear pass plus a sort of ~1.5k values."""
+    distinct = distinct_values(seg)
+    d = len(distinct)
+    if d <= k:
+        return np.sort(distinct)
+    fraction = 1.5 * k / d
+    while fraction < 1.0:
+        cut = np.uint64(fraction * 18446744073709551615.0)
+        count = 0
+        for i in range(d):
+            if distinct[i] < cut:
+                count += 1
+        if count >= k:
+            small = np.empty(count, np.uint64)
+            count = 0
+            for i in range(d):
+                if distinct[i] < cut:
+                    small[count] = distinct[i]
+                    count += 1
+            return np.sort(small)[:k]
+        fraction *= 2.0
+    return np.sort(distinct)[:k]
+
+
+@njit(cache=True)
 def cap_shingles_kernel(hashes, offsets, max_shingles):
     """Documents with more than max_shingles hashes keep their max_shingles smallest distinct ones."""
     n_docs = len(offsets) - 1
     new_counts = np.empty(n_docs, np.int64)
-    for d in range(n_docs):
-        new_counts[d] = min(offsets[d + 1] - offsets[d], max_shingles)
     # Distinct counts can be smaller than the cap: compute the kept lists first, then pack.
     kept = np.empty(offsets[-1], np.uint64)
     for d in range(n_docs):
         seg = hashes[offsets[d]: offsets[d + 1]]
         if len(seg) <= max_shingles:
             kept[offsets[d]: offsets[d] + len(seg)] = seg
+            new_counts[d] = len(seg)
             continue
-        ordered = np.sort(seg)
-        k = 0
-        for i in range(len(ordered)):
-            if k == max_shingles:
-                break
-            if i == 0 or ordered[i] != ordered[i - 1]:
-                kept[offsets[d] + k] = ordered[i]
-                k += 1
-        new_counts[d] = k
+        smallest = bottom_k_distinct(seg, max_shingles)
+        kept[offsets[d]: offsets[d] + len(smallest)] = smallest
+        new_counts[d] = len(smallest)
     out_offsets = np.zeros(n_docs + 1, np.int64)
     for d in range(n_docs):
         out_offsets[d + 1] = out_offsets[d] + new_counts[d]
