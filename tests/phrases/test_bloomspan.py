@@ -181,3 +181,28 @@ def test_default_filter_size_is_bounded():
     assert default_filter_bytes(0) == 4096
     assert default_filter_bytes(10_000_000) == 2_500_000
     assert default_filter_bytes(10**12) == 512 << 20
+
+
+@pytest.mark.parametrize("period", [1, 2, 3])
+def test_periodic_runs_do_not_rescan_the_run_at_every_occurrence(period):
+    # A document of one repeated token (tables of zeros, "ha ha ha", base64 padding) made the
+    # fast path compare the rest of the run at every occurrence of every node: cubic, 8,000
+    # repeated tokens took 80 s and a 5M-token line never finished. The extension is now bounded
+    # by the nearest document end first, so comparisons stay linear in the occurrences scanned.
+    from corpus_miner.phrases.exact import mine_fhk
+
+    run = [w % period for w in range(1500)]
+    docs = [run, [9] + run[:1000] + [8], run[:1200]]
+    tokens, offsets = arrays(docs)
+    vocab = [str(i) for i in range(10)]
+    ours, stats = mine_bloomspan(tokens, offsets, 2, 3, vocab)
+    theirs, _ = mine_fhk(tokens, offsets, 2, 3, vocab)
+    assert list(ours.rows()) == list(theirs.rows()) and len(ours) > 0
+    assert stats["tokens_compared_in_growth"] <= 2 * stats["occurrences_scanned_in_growth"]
+
+
+def test_periodic_run_matches_brute_force():
+    docs = [[0, 1] * 40, [2] + [0, 1] * 25 + [2], [1, 0] * 30 + [3]]
+    tokens, offsets = arrays(docs)
+    table, _ = mine_bloomspan(tokens, offsets, 2, 3, ["a", "b", "c", "d"])
+    assert table.key_set() == brute_force_mcfp(docs, 2, 3)

@@ -247,6 +247,7 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
         counters_total[gk.CANDIDATES_WITH_DEAD_OCCURRENCE])
     stats["left_maximality_checks"] = int(counters_total[gk.LEFT_CHECKS])
     stats["occurrences_scanned_in_growth"] = int(counters_total[gk.OCCURRENCES_SCANNED])
+    stats["tokens_compared_in_growth"] = int(counters_total[gk.TOKENS_COMPARED])
     stats["covered_tokens"] = int(k.bitmask_count(covered, n_tokens))
 
     stage("output")
