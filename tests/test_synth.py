@@ -149,3 +149,16 @@ def test_generate_cli_errors_are_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "support" in err and err.strip().count("\n") == 0
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["synthetic1", "--docs", "5", "--seed", "-1"], "seed=-1: must be a non-negative integer"),
+    (["web", "--docs", "5", "--seed", "-7"], "seed=-7"),
+    # 0 used to fall back to the default size, then blamed the phrases for not fitting
+    (["synthetic1", "--docs", "5", "--words-per-doc", "0"], "words_per_doc=0"),
+])
+def test_generate_cli_bad_seed_and_size_are_one_line_errors(tmp_path, capsys, argv, message):
+    assert main(["generate", *argv, "-o", str(tmp_path / "x.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.strip().count("\n") == 0 and "Traceback" not in err
+    assert not list(tmp_path.iterdir())

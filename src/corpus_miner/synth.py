@@ -80,11 +80,19 @@ def _check_positive(**values):
             raise ParameterError(f"{name}={value}: must be a positive integer")
 
 
+def _rng(seed) -> np.random.Generator:
+    """numpy's generator, with numpy's own complaint about the seed as a ParameterError."""
+    try:
+        return np.random.default_rng(seed)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"seed={seed!r}: must be a non-negative integer ({exc})") from None
+
+
 def synthetic1(n_docs: int, words_per_doc: int = 5000,
                phrases: Sequence[tuple[str, int]] = ARTICLE_PHRASES, seed: int = 0) -> list[list[str]]:
     """The article's Synthetic 1: unique random background words, phrases inserted with supports."""
     _check_positive(n_docs=n_docs, words_per_doc=words_per_doc)
-    rng = np.random.default_rng(seed)
+    rng = _rng(seed)
     phrase_tokens = [(text.lower().split(), int(support)) for text, support in phrases]
     for tokens, support in phrase_tokens:
         if not tokens or support < 1 or support > n_docs:
@@ -130,7 +138,7 @@ def synthetic2(n_docs: int, words_per_doc: int = 1000, n_families: int = 3, fami
     if not 2 <= max_window <= family_length:
         raise ParameterError(f"max_window={max_window}: must be between 2 and family_length="
                              f"{family_length}")
-    rng = np.random.default_rng(seed)
+    rng = _rng(seed)
     family_words = _letters((np.arange(family_vocabulary, dtype=np.int64) * 7919 + 1) % 26**5, 5)
     families = rng.integers(0, family_vocabulary, size=(n_families, family_length))
     background = unique_random_words(n_docs * words_per_doc, rng, exclude=family_words)
@@ -170,7 +178,7 @@ def web(n_docs: int, n_sites: int = 50, vocabulary: int = 50000, mean_body_words
     """Web-like pages: Zipfian background, per-site templates, shared CMS boilerplate, variables."""
     _check_positive(n_docs=n_docs, n_sites=n_sites, vocabulary=vocabulary,
                     mean_body_words=mean_body_words)
-    rng = np.random.default_rng(seed)
+    rng = _rng(seed)
     words = _letters(np.arange(vocabulary, dtype=np.int64) * 104729 % 26**6, 6)
     sample = _zipf_sampler(rng, vocabulary, zipf_exponent)
     # Boilerplate every CMS ships (shared by all sites, included with site-specific odds).

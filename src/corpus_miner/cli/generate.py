@@ -49,10 +49,12 @@ def run(args) -> int:
     if not args.output.lower().endswith((".jsonl", ".jsonl.gz")):
         raise ParameterError(f"{args.output}: the output must end in .jsonl or .jsonl.gz")
     if args.kind == "synthetic1":
-        docs = synth.synthetic1(args.docs, args.words_per_doc or 5000,
+        words = 5000 if args.words_per_doc is None else args.words_per_doc  # 0 is an error
+        docs = synth.synthetic1(args.docs, words,
                                 args.phrase or synth.ARTICLE_PHRASES, seed=args.seed)
     elif args.kind == "synthetic2":
-        docs = synth.synthetic2(args.docs, args.words_per_doc or 1000, n_families=args.families,
+        words = 1000 if args.words_per_doc is None else args.words_per_doc
+        docs = synth.synthetic2(args.docs, words, n_families=args.families,
                                 family_length=args.family_length,
                                 windows_per_doc=args.windows_per_doc,
                                 max_window=args.max_window, seed=args.seed)
