@@ -254,3 +254,16 @@ def test_text_folder_skips_and_counts_binary_files(tmp_path):
     assert ids == ["a.txt", "late_nul.txt"] and texts[0] == "Readable text"
     assert stats.binary_files_skipped == 1 and stats.files == 2
     assert stats.invalid_utf8_replaced == 0
+
+
+def test_empty_parquet_without_columns_is_an_empty_corpus(tmp_path):
+    # dedup/clean write an empty corpus as a Parquet file without columns; feeding it to the
+    # next stage failed with "no field 'text' (fields: none)" instead of reading no documents.
+    from corpus_miner.corpus import write_records
+
+    empty = tmp_path / "empty.parquet"
+    write_records(iter(()), empty)
+    pq.write_table(pa.table({"id": pa.array([], pa.string())}), tmp_path / "no_text.parquet")
+    for path in (empty, tmp_path / "no_text.parquet"):
+        ids, texts, _, stats = read_all(path)
+        assert ids == [] and texts == [] and stats.documents == 0 and stats.files == 1

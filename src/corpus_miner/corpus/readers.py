@@ -199,9 +199,11 @@ class _Reader:
             raise InputError(f"{path}: cannot read as Parquet ({_reason(exc)})") from None
         self.stats.files += 1
         names = parquet.schema_arrow.names
+        meta = parquet.metadata
+        if meta.num_rows == 0:  # e.g. our own empty output, written without columns: no documents
+            return
         if self.text_field not in names:
             raise _missing_field(path, self.text_field, names)
-        meta = parquet.metadata
         total_bytes = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
         bytes_per_row = max(1, total_bytes // max(1, meta.num_rows))
         rows = max(1, self.batch_size // bytes_per_row)
