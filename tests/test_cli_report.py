@@ -99,3 +99,15 @@ def test_user_errors_are_one_line(inputs, tmp_path, capsys, argv, message):
     err = capsys.readouterr().err.strip()
     assert err.startswith("corpus-miner: error:") and "\n" not in err and message in err
     assert not (tmp_path / "x.jsonl").exists()
+
+
+@pytest.mark.parametrize("argv, offers_saved_corpus", [
+    (["clean"], False), (["dedup"], False), (["index", "build"], False), (["index", "query"], False),
+    (["report"], True), (["phrases"], True), (["stats"], True), (["tokenize"], True),
+])
+def test_help_offers_a_saved_corpus_only_where_it_is_accepted(capsys, argv, offers_saved_corpus):
+    # clean/dedup/index refuse a saved corpus (no original text) but their help offered one
+    with pytest.raises(SystemExit):
+        main([*argv, "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert ("or one saved corpus folder" in help_text) == offers_saved_corpus

@@ -9,12 +9,17 @@ from typing import Any
 from corpus_miner.corpus import ReadStats, TokenCorpus, load_corpus
 
 
-def add_input_arguments(parser: argparse.ArgumentParser) -> None:
-    """INPUT... plus --text-field, --id-field, --skip-bad."""
+def add_input_arguments(parser: argparse.ArgumentParser, saved_corpus: bool = True) -> None:
+    """INPUT... plus --text-field, --id-field, --skip-bad.
+
+    saved_corpus=False for commands that need the original documents (clean, dedup, index),
+    so their help does not offer a saved corpus folder they would refuse."""
+    formats = ("JSONL (.jsonl, .gz, .zst), Parquet file or folder, folder of text files (one "
+               "document per file), '-' for JSONL on stdin")
     parser.add_argument(
         "inputs", nargs="+", metavar="INPUT",
-        help="JSONL (.jsonl, .gz, .zst), Parquet file or folder, folder of text files (one "
-             "document per file), '-' for JSONL on stdin, or one saved corpus folder")
+        help=formats + (", or one saved corpus folder" if saved_corpus else
+                        " (not a saved corpus folder: it keeps no original text)"))
     parser.add_argument("--text-field", default="text",
                         help="field holding the document text (default: %(default)s)")
     parser.add_argument("--id-field", default="id",

@@ -61,7 +61,7 @@ def register(subparsers) -> None:
         "dedup", help="remove near-duplicate documents (LSHBloom)",
         description="Write the documents of INPUT... that are not near-duplicates of an earlier "
                     "document (input order), keeping all their fields.")
-    add_input_arguments(dedup)
+    add_input_arguments(dedup, saved_corpus=False)
     dedup.add_argument("-o", "--output", required=True, metavar="OUT",
                        help="output file: .jsonl, .jsonl.gz or .parquet (written atomically)")
     dedup.add_argument("--annotate", action="store_true",
@@ -77,7 +77,7 @@ def register(subparsers) -> None:
     actions = index.add_subparsers(dest="index_command", metavar="ACTION")
     build = actions.add_parser("build", help="index a reference corpus and save it",
                                description="Compute band keys of INPUT... and save the index.")
-    add_input_arguments(build)
+    add_input_arguments(build, saved_corpus=False)
     build.add_argument("-o", "--output", required=True, metavar="INDEX_DIR",
                        help="index folder to write (replaced atomically)")
     _add_model_arguments(build)
@@ -88,7 +88,7 @@ def register(subparsers) -> None:
         description="Write the documents of INPUT... that match nothing in INDEX_DIR (the index "
                     "is read-only: documents of INPUT are not matched against each other).")
     query.add_argument("index_dir", metavar="INDEX_DIR", help="folder written by `index build`")
-    add_input_arguments(query)
+    add_input_arguments(query, saved_corpus=False)
     query.add_argument("-o", "--output", required=True, metavar="OUT",
                        help="output file: .jsonl, .jsonl.gz or .parquet")
     query.add_argument("--annotate", action="store_true",

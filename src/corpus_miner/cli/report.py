@@ -15,11 +15,11 @@ from pathlib import Path
 from corpus_miner.errors import InputError, ParameterError
 
 
-def _add_common(parser: argparse.ArgumentParser) -> None:
+def _add_common(parser: argparse.ArgumentParser, saved_corpus: bool = True) -> None:
     from corpus_miner.cli.common import add_input_arguments
     from corpus_miner.phrases.params import ALGORITHMS
 
-    add_input_arguments(parser)
+    add_input_arguments(parser, saved_corpus)
     parser.add_argument("--sigma", type=int, default=20,
                         help="a phrase is repeated when it occurs in at least SIGMA documents "
                         "(default 20)")
@@ -59,7 +59,7 @@ def register(subparsers) -> None:
         "clean", help="write the corpus back without its repeated text",
         description="Mine repeated phrases (or apply --phrases) and write every document back "
         "(same ids, fields and order) with the covered text removed, masked or annotated.")
-    _add_common(clean)
+    _add_common(clean, saved_corpus=False)
     clean.add_argument("-o", "--output", required=True, metavar="OUT",
                        help="output file: .jsonl, .jsonl.gz or .parquet (written atomically)")
     clean.add_argument("--mode", choices=("remove", "mask", "annotate"), default="remove",
