@@ -28,12 +28,17 @@ def _stem(path: str) -> str:
     return name
 
 
+def _only_parquet_parts(folder: Path) -> bool:
+    """An earlier conversion's output (only part-*.parquet files) may be replaced."""
+    return all(p.name.startswith("part-") and p.suffix == ".parquet" for p in folder.iterdir())
+
+
 def convert(inputs: list[str], out_dir: str, rows_per_file: int = 5000, limit: int | None = None,
             text_field: str = "text", id_field: str = "id") -> int:
     """Write the documents of `inputs` to out_dir/part-*.parquet; returns the number written."""
     prefix = len(inputs) > 1
     written, part, pending = 0, 0, []
-    with atomic_dir(out_dir) as tmp:
+    with atomic_dir(out_dir, replaceable=_only_parquet_parts) as tmp:
         def flush():
             nonlocal part, pending
             if pending:

@@ -48,3 +48,23 @@ def test_folder_output_onto_a_file_is_refused_and_the_file_kept(tmp_path):
             pass
     assert target.read_text() == "user data"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus"]
+
+
+def test_folder_output_never_replaces_a_folder_it_did_not_write(tmp_path):
+    target = tmp_path / "Documents"
+    target.mkdir()
+    (target / "thesis.txt").write_text("years of work")
+    with pytest.raises(InputError, match="not a corpus-miner output"):
+        with atomic_dir(target):
+            pass
+    assert (target / "thesis.txt").read_text() == "years of work"
+
+
+def test_folder_output_replaces_its_own_earlier_output_and_empty_folders(tmp_path):
+    target = tmp_path / "out"
+    target.mkdir()
+    with atomic_dir(target) as tmp:  # empty: fine
+        (tmp / "metadata.json").write_text('{"format": "corpus-miner/token-corpus"}')
+    with atomic_dir(target) as tmp:  # ours: replaced
+        (tmp / "metadata.json").write_text('{"format": "corpus-miner/lsh-index"}')
+    assert "lsh-index" in (target / "metadata.json").read_text()

@@ -8,11 +8,12 @@ Special files are never renamed over: a file output that is a device or pipe (`-
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from corpus_miner.errors import InputError
 
@@ -46,12 +47,32 @@ def atomic_path(final: str | os.PathLike) -> Iterator[Path]:
         raise
 
 
+def is_own_output(folder: Path) -> bool:
+    """True for an empty folder or one that corpus-miner wrote (metadata.json of one of our
+    formats): the only folders an output may replace."""
+    if not any(folder.iterdir()):
+        return True
+    try:
+        with open(folder / "metadata.json", encoding="utf-8") as f:
+            fmt = json.load(f).get("format", "")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return isinstance(fmt, str) and fmt.startswith("corpus-miner/")
+
+
 @contextlib.contextmanager
-def atomic_dir(final: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary folder next to `final`; on success it replaces `final` (old one removed)."""
+def atomic_dir(final: str | os.PathLike,
+               replaceable: Callable[[Path], bool] = is_own_output) -> Iterator[Path]:
+    """Yield a temporary folder next to `final`; on success it replaces `final` (old one removed).
+
+    An existing folder is replaced only when `replaceable(folder)` says so (by default: empty or
+    written by corpus-miner), so `-o ~/Documents` is an error instead of a deleted folder."""
     final = Path(final)
     if final.exists() and not final.is_dir():
         raise InputError(f"{final}: exists and is not a folder; remove it or name another folder")
+    if final.is_dir() and not replaceable(final):
+        raise InputError(f"{final}: folder exists and is not a corpus-miner output; remove it "
+                         "or name another folder")
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp_path = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
     os.chmod(tmp_path, _default_mode(0o777))
