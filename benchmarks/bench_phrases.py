@@ -60,8 +60,9 @@ def _status_mb(field: str) -> float:
 
 def worker(corpus_dir: str, algorithm: str, sigma: int, min_length: int) -> None:
     from corpus_miner.corpus.token_corpus import TokenCorpus
+    from corpus_miner.memory import PeakRss
     from corpus_miner.phrases.bloomspan import mine_bloomspan
-    from corpus_miner.phrases.exact import StepPeakRss, mine_fhk
+    from corpus_miner.phrases.exact import mine_fhk
 
     miner = {"bloomspan": mine_bloomspan, "fhk": mine_fhk}[algorithm]
     tiny = np.array([1, 2, 3, 1, 2, 3, 0], dtype=np.uint32)
@@ -73,7 +74,7 @@ def worker(corpus_dir: str, algorithm: str, sigma: int, min_length: int) -> None
     process_peak = _status_mb("VmHWM")
     times, added, peaks = [], [], []
     while len(times) < MAX_REPEATS and (not times or sum(times) < REPEAT_BUDGET_SECONDS):
-        step = StepPeakRss()  # resets the kernel's high-water mark: this call's peak alone
+        step = PeakRss()  # resets the kernel's high-water mark: this call's peak alone
         started = time.perf_counter()
         table, stats = miner(tokens, offsets, sigma, min_length, corpus.vocab)
         times.append(time.perf_counter() - started)

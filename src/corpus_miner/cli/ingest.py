@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 
 from corpus_miner.cli.common import (add_input_arguments, corpus_from_args, print_read_problems,

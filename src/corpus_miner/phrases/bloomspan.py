@@ -22,13 +22,13 @@ work buffers sized by the largest seed. Packed keys need 2 x bits(frequent words
 
 from __future__ import annotations
 
-import resource
 import time
 from typing import Callable, Sequence
 
 import numpy as np
 
 from corpus_miner.errors import InputError
+from corpus_miner.memory import PeakRss
 from corpus_miner.phrases import growth_kernels as gk
 from corpus_miner.phrases import kernels as k
 from corpus_miner.phrases.params import MAX_FILTER_BYTES, PhraseParams
@@ -51,42 +51,6 @@ def default_filter_bytes(candidate_bigrams: int) -> int:
     slower and costs memory. Any size gives the exact answer."""
     size = int(candidate_bigrams * FILTER_BYTES_PER_CANDIDATE)
     return max(MIN_DEFAULT_FILTER_BYTES, min(size, 512 << 20, MAX_FILTER_BYTES))
-
-
-class PeakRss:
-    """Peak resident memory of one step. On Linux the kernel's high-water mark (VmHWM) is reset
-    at the start (writing 5 to /proc/self/clear_refs), so the peak is that of this step, not of
-    whatever the process did before; elsewhere it falls back to the process-lifetime peak."""
-
-    def __init__(self) -> None:
-        self.before = self._status_kib("VmRSS")
-        try:
-            with open("/proc/self/clear_refs", "w") as f:
-                f.write("5")
-            self.scope = "step"
-        except OSError:
-            self.scope = "process"
-
-    @staticmethod
-    def _status_kib(field: str) -> int | None:
-        try:
-            with open("/proc/self/status") as f:
-                for line in f:
-                    if line.startswith(field + ":"):
-                        return int(line.split()[1])
-        except OSError:
-            pass
-        return None
-
-    def report(self) -> dict:
-        peak = self._status_kib("VmHWM") if self.scope == "step" else None
-        if peak is None:
-            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-        out = {"peak_rss_mb": peak / 1024.0, "peak_rss_scope": self.scope}
-        if self.before is not None:
-            out["rss_before_mb"] = self.before / 1024.0
-            out["peak_rss_increase_mb"] = max(peak - self.before, 0) / 1024.0
-        return out
 
 
 def _bits(n: int) -> int:

@@ -30,7 +30,6 @@ exactly: Q is left-extendable iff a witness has Q's length and a row inside Q's 
 
 from __future__ import annotations
 
-import resource
 import time
 from typing import Callable, Sequence
 
@@ -38,6 +37,7 @@ import numpy as np
 from numba import njit
 
 from corpus_miner.errors import ParameterError
+from corpus_miner.memory import PeakRss
 from corpus_miner.phrases.result import PhraseTable
 from corpus_miner.phrases.suffix_array import (
     build_text,
@@ -171,42 +171,6 @@ def _validate(tokens, doc_offsets, sigma, min_length):
                              f"({len(tokens)}); pass a TokenCorpus's arrays unchanged")
 
 
-class StepPeakRss:
-    """Peak resident memory of one step: on Linux the kernel's high-water mark (VmHWM) is reset
-    first (5 -> /proc/self/clear_refs), so earlier work of the process does not count; elsewhere
-    it falls back to the process-lifetime peak (getrusage)."""
-
-    def __init__(self) -> None:
-        self.before_kib = _status_kib("VmRSS")
-        try:
-            with open("/proc/self/clear_refs", "w") as f:
-                f.write("5")
-            self.scope = "step"
-        except OSError:
-            self.scope = "process"
-
-    def report(self) -> dict:
-        peak = _status_kib("VmHWM") if self.scope == "step" else None
-        if peak is None:
-            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-        out = {"peak_rss_mb": peak / 1024.0, "peak_rss_scope": self.scope}
-        if self.before_kib is not None:
-            out["rss_before_mb"] = self.before_kib / 1024.0
-            out["peak_rss_increase_mb"] = max(peak - self.before_kib, 0) / 1024.0
-        return out
-
-
-def _status_kib(field: str) -> int | None:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return None
-
-
 def mine_fhk(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_length: int,
              vocab: Sequence[str], *, progress: Callable[[str], None] | None = None
              ) -> tuple[PhraseTable, dict]:
@@ -223,7 +187,7 @@ def mine_fhk(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_length
                    "sigma": int(sigma), "min_length": int(min_length), "seconds": {}}
     seconds = stats["seconds"]
     started = time.perf_counter()
-    rss = StepPeakRss()
+    rss = PeakRss()
 
     def stage(name):
         if progress is not None:
