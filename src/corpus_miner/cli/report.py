@@ -82,15 +82,9 @@ def register(subparsers) -> None:
 
 
 def read_phrase_texts(path: str) -> list[str]:
-    """Phrase texts from a phrase file; .txt: one phrase per non-blank line."""
+    """Phrase texts from a phrase file (any format read_phrases reads, .txt included)."""
     from corpus_miner.phrases.result import read_phrases
 
-    if path.lower().endswith(".txt"):
-        file = Path(path)
-        if not file.exists():
-            raise InputError(f"{path}: no such phrase file")
-        return [line.strip() for line in file.read_text(encoding="utf-8").splitlines()
-                if line.strip()]
     return [str(row["phrase"]) for row in read_phrases(path)]
 
 

@@ -106,10 +106,11 @@ class PhraseTable:
 def _format_of(path: Path) -> str:
     name = path.name.lower()
     for suffix, fmt in ((".jsonl", "jsonl"), (".jsonl.gz", "jsonl"), (".json", "jsonl"),
-                        (".tsv", "tsv"), (".parquet", "parquet")):
+                        (".tsv", "tsv"), (".parquet", "parquet"), (".txt", "txt")):
         if name.endswith(suffix):
             return fmt
-    raise ParameterError(f"{path}: unknown phrase file type; use .jsonl, .jsonl.gz, .tsv or .parquet")
+    raise ParameterError(f"{path}: unknown phrase file type; use .jsonl, .jsonl.gz, .tsv, .parquet "
+                         "or .txt (one phrase per line)")
 
 
 def write_phrases_jsonl(table: PhraseTable, out: TextIO) -> None:
@@ -122,6 +123,8 @@ def write_phrases(table: PhraseTable, path: str | Path) -> None:
     """Write rows in the table's current order, atomically, in the format given by the extension."""
     path = Path(path)
     fmt = _format_of(path)
+    if fmt == "txt":
+        raise ParameterError(f"{path}: phrases are written as .jsonl, .jsonl.gz, .tsv or .parquet")
     with atomic_path(path) as tmp:
         if fmt == "parquet":
             import pyarrow as pa
@@ -144,13 +147,17 @@ def write_phrases(table: PhraseTable, path: str | Path) -> None:
 
 def read_phrases(path: str | Path) -> list[dict]:
     """Read a phrase list written by `write_phrases` (or reviewed by hand): rows with at least
-    `phrase`; `df`, `length`, `occurrences` are kept when present. Raises InputError on bad rows."""
+    `phrase`; `df`, `length`, `occurrences` are kept when present; a `.txt` file holds one phrase
+    per non-blank line. Raises InputError on bad rows."""
     path = Path(path)
     if not path.exists():
         raise InputError(f"{path}: no such phrase file")
     fmt = _format_of(path)
     rows: list[dict] = []
-    if fmt == "parquet":
+    if fmt == "txt":
+        with open(path, encoding="utf-8") as f:
+            rows = [{"phrase": line.strip()} for line in f if line.strip()]
+    elif fmt == "parquet":
         import pyarrow.parquet as pq
 
         try:
