@@ -29,6 +29,26 @@ def add_input_arguments(parser: argparse.ArgumentParser, saved_corpus: bool = Tr
                         help="skip malformed JSON lines (counted in the summary) instead of failing")
 
 
+def add_mining_arguments(parser: argparse.ArgumentParser) -> None:
+    """--sigma, --min-length, --algorithm: the phrase-mining parameters of phrases/report/clean."""
+    from corpus_miner.phrases.params import ALGORITHMS
+
+    parser.add_argument("--sigma", type=int, default=20,
+                        help="a phrase is repeated when it occurs in at least SIGMA documents "
+                        "(default 20)")
+    parser.add_argument("--min-length", type=int, default=10,
+                        help="minimum phrase length in tokens (default 10)")
+    parser.add_argument("--algorithm", choices=ALGORITHMS, default="bloomspan",
+                        help="bloomspan (default; large natural text, strict sigma) or fhk (exact "
+                        "suffix array; permissive sigma, dense nested repeats). Same answer.")
+
+
+def add_record_output_argument(parser: argparse.ArgumentParser) -> None:
+    """-o OUT for commands that write documents back (clean, dedup, index query)."""
+    parser.add_argument("-o", "--output", required=True, metavar="OUT",
+                        help="output file: .jsonl, .jsonl.gz or .parquet (written atomically)")
+
+
 def corpus_from_args(args: argparse.Namespace, progress: bool = True) -> TokenCorpus:
     """Read and tokenize the inputs named on the command line (progress bar only on a TTY)."""
     return load_corpus(args.inputs, text_field=args.text_field, id_field=args.id_field,

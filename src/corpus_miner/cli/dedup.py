@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from corpus_miner.cli.common import add_input_arguments, print_read_problems, print_summary
+from corpus_miner.cli.common import (add_input_arguments, add_record_output_argument,
+                                     print_read_problems, print_summary)
 from corpus_miner.corpus import ReadStats, read_documents, write_records
 from corpus_miner.dedup import LSHBloom
 from corpus_miner.dedup.params import DEFAULT_FP_PROB, DEFAULT_SKETCH, MODE_ALIASES
@@ -62,8 +63,7 @@ def register(subparsers) -> None:
         description="Write the documents of INPUT... that are not near-duplicates of an earlier "
                     "document (input order), keeping all their fields.")
     add_input_arguments(dedup, saved_corpus=False)
-    dedup.add_argument("-o", "--output", required=True, metavar="OUT",
-                       help="output file: .jsonl, .jsonl.gz or .parquet (written atomically)")
+    add_record_output_argument(dedup)
     dedup.add_argument("--annotate", action="store_true",
                        help="keep every document and add is_duplicate (+ duplicate_of in "
                             "minhash_lsh mode) instead of dropping duplicates")
@@ -89,8 +89,7 @@ def register(subparsers) -> None:
                     "is read-only: documents of INPUT are not matched against each other).")
     query.add_argument("index_dir", metavar="INDEX_DIR", help="folder written by `index build`")
     add_input_arguments(query, saved_corpus=False)
-    query.add_argument("-o", "--output", required=True, metavar="OUT",
-                       help="output file: .jsonl, .jsonl.gz or .parquet")
+    add_record_output_argument(query)
     query.add_argument("--annotate", action="store_true",
                        help="keep every document and add is_duplicate (+ duplicate_of)")
     query.set_defaults(handler=run_index_query)

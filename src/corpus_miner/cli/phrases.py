@@ -10,10 +10,9 @@ import json
 import sys
 
 from corpus_miner.atomic import atomic_path
-from corpus_miner.cli.common import (add_input_arguments, corpus_from_args, print_read_problems,
-                                     print_summary)
+from corpus_miner.cli.common import (add_input_arguments, add_mining_arguments, corpus_from_args,
+                                     print_read_problems, print_summary)
 from corpus_miner.errors import ParameterError
-from corpus_miner.phrases.params import ALGORITHMS
 
 
 def register(subparsers) -> None:
@@ -23,13 +22,7 @@ def register(subparsers) -> None:
         "at least SIGMA documents, at least L tokens long, that cannot be extended on either side "
         "and stay that frequent. Rows are ordered by length x df (descending).")
     add_input_arguments(parser)
-    parser.add_argument("--sigma", type=int, default=20,
-                        help="minimum number of documents (default 20)")
-    parser.add_argument("--min-length", type=int, default=10,
-                        help="minimum phrase length in tokens (default 10)")
-    parser.add_argument("--algorithm", choices=ALGORITHMS, default="bloomspan",
-                        help="bloomspan (default; large natural text, strict sigma) or fhk (exact "
-                        "suffix array; permissive sigma, dense nested repeats). Same answer.")
+    add_mining_arguments(parser)
     parser.add_argument("--filter-bytes", type=int, default=None,
                         help="bloomspan counting-filter size in bytes (default: sized from the "
                         "corpus); never changes the answer, only speed and memory")

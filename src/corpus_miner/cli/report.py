@@ -16,17 +16,10 @@ from corpus_miner.errors import InputError, ParameterError
 
 
 def _add_common(parser: argparse.ArgumentParser, saved_corpus: bool = True) -> None:
-    from corpus_miner.cli.common import add_input_arguments
-    from corpus_miner.phrases.params import ALGORITHMS
+    from corpus_miner.cli.common import add_input_arguments, add_mining_arguments
 
     add_input_arguments(parser, saved_corpus)
-    parser.add_argument("--sigma", type=int, default=20,
-                        help="a phrase is repeated when it occurs in at least SIGMA documents "
-                        "(default 20)")
-    parser.add_argument("--min-length", type=int, default=10,
-                        help="minimum phrase length in tokens (default 10)")
-    parser.add_argument("--algorithm", choices=ALGORITHMS, default="bloomspan",
-                        help="mining algorithm (same answer; default bloomspan)")
+    add_mining_arguments(parser)
     parser.add_argument("--phrases", default=None, metavar="FILE",
                         help="apply this phrase list (output of `corpus-miner phrases`, possibly "
                         "edited: .jsonl, .jsonl.gz, .tsv, .parquet, or .txt with one phrase per "
@@ -35,6 +28,8 @@ def _add_common(parser: argparse.ArgumentParser, saved_corpus: bool = True) -> N
 
 
 def register(subparsers) -> None:
+    from corpus_miner.cli.common import add_record_output_argument
+
     report = subparsers.add_parser(
         "report", help="how much of the corpus is repeated text, and where (HTML/JSON)",
         description="Mine repeated phrases and report the covered share of the corpus, of each "
@@ -60,8 +55,7 @@ def register(subparsers) -> None:
         description="Mine repeated phrases (or apply --phrases) and write every document back "
         "(same ids, fields and order) with the covered text removed, masked or annotated.")
     _add_common(clean, saved_corpus=False)
-    clean.add_argument("-o", "--output", required=True, metavar="OUT",
-                       help="output file: .jsonl, .jsonl.gz or .parquet (written atomically)")
+    add_record_output_argument(clean)
     clean.add_argument("--mode", choices=("remove", "mask", "annotate"), default="remove",
                        help="remove: cut covered spans and join the rest cleanly; mask: replace "
                        "them by --mask-text; annotate: keep the text, add junk_spans ([start, end) "

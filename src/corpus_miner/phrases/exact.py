@@ -38,6 +38,7 @@ from numba import njit
 
 from corpus_miner.errors import ParameterError
 from corpus_miner.memory import PeakRss
+from corpus_miner.phrases.params import PhraseParams
 from corpus_miner.phrases.result import PhraseTable
 from corpus_miner.phrases.suffix_array import (
     build_text,
@@ -159,12 +160,7 @@ def left_extendable(sa, inverse, lb, rb, length) -> np.ndarray:
     return extendable
 
 
-def _validate(tokens, doc_offsets, sigma, min_length):
-    if int(sigma) != sigma or sigma < 2:
-        raise ParameterError(f"sigma={sigma}: the minimum document frequency must be an integer >= 2")
-    if int(min_length) != min_length or min_length < 2:
-        raise ParameterError(f"min_length={min_length}: the minimum phrase length must be an "
-                             "integer >= 2")
+def _validate_offsets(tokens, doc_offsets):
     if doc_offsets.ndim != 1 or len(doc_offsets) < 1 or doc_offsets[0] != 0 \
             or doc_offsets[-1] != len(tokens) or np.any(np.diff(doc_offsets) < 0):
         raise ParameterError("doc_offsets must start at 0, never decrease and end at len(tokens) "
@@ -181,7 +177,9 @@ def mine_fhk(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_length
     """
     tokens = np.ascontiguousarray(tokens)
     doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
-    _validate(tokens, doc_offsets, sigma, min_length)
+    params = PhraseParams(sigma=sigma, min_length=min_length, algorithm="fhk")
+    sigma, min_length = params.sigma, params.min_length
+    _validate_offsets(tokens, doc_offsets)
     n_docs = len(doc_offsets) - 1
     stats: dict = {"algorithm": "fhk", "tokens": int(len(tokens)), "documents": n_docs,
                    "sigma": int(sigma), "min_length": int(min_length), "seconds": {}}
