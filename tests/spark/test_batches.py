@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 pytest.importorskip("pyspark")
 pytest.importorskip("pandas")
 
+import pandas as pd  # noqa: E402
+
 from corpus_miner.dedup.bloom import BloomFilter  # noqa: E402
 from corpus_miner.spark import batches  # noqa: E402
 
@@ -31,13 +33,19 @@ def test_band_keys_survive_the_signed_transport(keys):
 def test_segment_merge_equals_one_filter_of_all_keys(parts, segment_bytes):
     """Partition filters shipped as non-zero segments and OR-ed = the filter of all the keys."""
     num_bits, num_hashes = 1500, 5
-    merged: dict[int, bytes] = {}
+    shipped: dict[int, list[bytes]] = {}
     for keys in parts:
         local = BloomFilter(num_bits, num_hashes)
         local.add(keys)
         for segment, raw in batches.filter_segments(local, segment_bytes):
             assert any(raw)  # all-zero segments are never shipped
-            merged[segment] = batches.or_bytes(merged[segment], raw) if segment in merged else raw
+            shipped.setdefault(segment, []).append(raw)
+    merged = {}
+    for segment, raws in shipped.items():
+        group = pd.DataFrame({"kind": batches.SEGMENT, "key": segment, "bits": raws})
+        row = batches.merge_group(group)
+        assert len(row) == 1 and row["key"].iloc[0] == segment
+        merged[segment] = row["bits"].iloc[0]
     whole = BloomFilter(num_bits, num_hashes)
     whole.add(np.concatenate(parts))
     assert batches.assemble_filter(num_bits, num_hashes, merged.items(), segment_bytes) == whole
@@ -46,3 +54,10 @@ def test_segment_merge_equals_one_filter_of_all_keys(parts, segment_bytes):
     before = base.copy()
     onto = batches.assemble_filter(num_bits, num_hashes, merged.items(), segment_bytes, base=base)
     assert onto == whole.merge(base) and base == before  # base itself is left unchanged
+
+
+def test_hit_rows_of_one_key_concatenate():
+    hits = [np.array([3, 9], np.int64), np.array([4], np.int64)]
+    group = pd.DataFrame({"kind": batches.HITS, "key": 3, "bits": [h.tobytes() for h in hits]})
+    merged = batches.merge_group(group)["bits"].iloc[0]
+    assert list(np.frombuffer(merged, np.int64)) == [3, 9, 4]

@@ -53,9 +53,20 @@ def filter_segments(bloom: BloomFilter, segment_bytes: int = SEGMENT_BYTES):
             yield segment, chunk.tobytes()
 
 
-def or_bytes(left: bytes, right: bytes) -> bytes:
-    """Bitwise OR of two equally long byte strings (merging two filter segments)."""
-    return (np.frombuffer(left, np.uint8) | np.frombuffer(right, np.uint8)).tobytes()
+HITS, SEGMENT = 0, 1
+"""Kinds of the rows a filter pass ships: a batch's hits (ORDERs as int64 bytes) or a segment."""
+
+
+def merge_group(group: pd.DataFrame) -> pd.DataFrame:
+    """One output row for rows of equal (kind, key): hits concatenated, segments OR-ed."""
+    raws = [np.frombuffer(raw, np.uint8) for raw in group["bits"]]
+    if int(group["kind"].iloc[0]) == HITS:
+        merged = np.concatenate(raws)
+    else:
+        merged = raws[0].copy()
+        for raw in raws[1:]:
+            merged |= raw
+    return group.iloc[:1].assign(bits=[merged.tobytes()])
 
 
 def assemble_filter(num_bits: int, num_hashes: int, segments, segment_bytes: int = SEGMENT_BYTES,

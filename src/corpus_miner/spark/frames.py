@@ -122,52 +122,74 @@ def band_keys_column(params: LSHBloomParams, text_col: str, use_pandas_udf: bool
     return F.udf(band_keys_row, key_type)(F.col(text_col))
 
 
-def query_and_build(keyed: DataFrame, bands: int, num_bits: int, num_hashes: int,
+def keys_from_column(bands: int):
+    """Band keys of a pandas batch read from its KEYS (array<bigint>) column."""
+    return lambda frame: batches.series_to_keys(frame[KEYS], bands)
+
+
+def keys_from_text(params: LSHBloomParams, text_col: str):
+    """Band keys of a pandas batch computed from its text column by the local kernels."""
+    return lambda frame: batches.band_keys_of_series(frame[text_col], params)
+
+
+def query_and_build(rows: DataFrame, keys_of, num_bits: int, num_hashes: int,
                     query: BloomFilter | None = None, base: BloomFilter | None = None
                     ) -> tuple[np.ndarray, BloomFilter]:
-    """One pass over keyed (ORDER, KEYS): (ORDERs of rows with a key in `query`, the filter of
-    all rows OR-ed onto `base`).
+    """One pass over rows: (ORDERs of rows with a key in `query`, the filter of all rows OR-ed
+    onto `base`); keys_of(pandas batch) gives each batch's uint64 band keys.
 
     Each partition inserts its rows' keys into its own filter with the local kernels and ships
-    only the non-zero 1 MiB segments; reduceByKey ORs equal segments on the executors (a tree:
-    many partitions' segments meet before the driver), which receives one copy of each. `query` is
-    read through a read-only broadcast, destroyed once the pass is done.
+    only the non-zero 1 MiB segments (and its hits, as one row per batch); a grouped pandas pass
+    ORs the copies of each segment on the executors, so the driver receives one copy of each
+    (a group holds at most one copy per partition). `query` is read through a read-only
+    broadcast, destroyed once the pass is done.
     """
-    spark = keyed.sparkSession
+    spark = rows.sparkSession
     shared = None if query is None else spark.sparkContext.broadcast(query.bits.tobytes())
-    with_orders = ORDER in keyed.columns
+    with_orders = ORDER in rows.columns
+    columns = ["kind", "key", "bits"]
 
     def partition_pass(frames):
         bloom = BloomFilter(num_bits, num_hashes)
         reader = None if shared is None else BloomFilter(query.num_bits, query.num_hashes,
                                                          np.frombuffer(shared.value, np.uint8))
         for frame in frames:
-            keys = batches.series_to_keys(frame[KEYS], bands)
+            keys = keys_of(frame)
             if reader is not None and with_orders:
-                hits = frame[ORDER].to_numpy()[reader.contains_any(keys)]
-                if len(hits):
-                    yield pd.DataFrame({"kind": 0, "key": hits, "bits": None},
-                                       columns=["kind", "key", "bits"])
+                hits = frame[ORDER].to_numpy(np.int64)[reader.contains_any(keys)]
+                if len(hits):  # keyed by its first ORDER: unique, and equal keys concatenate
+                    yield pd.DataFrame([[batches.HITS, hits[0], hits.tobytes()]], columns=columns)
             bloom.add(keys)
         segments = list(batches.filter_segments(bloom))
-        yield pd.DataFrame({"kind": 1, "key": [s for s, _ in segments],
-                            "bits": [b for _, b in segments]}, columns=["kind", "key", "bits"])
+        yield pd.DataFrame({"kind": batches.SEGMENT, "key": [s for s, _ in segments],
+                            "bits": [b for _, b in segments]}, columns=columns)
 
-    columns = [KEYS] + ([ORDER] if with_orders else [])
-    parts = keyed.select(*columns).mapInPandas(partition_pass, "kind int, key long, bits binary")
-    merged = parts.rdd.map(lambda row: ((row[0], row[1]), row[2])) \
-        .reduceByKey(lambda a, b: batches.or_bytes(bytes(a), bytes(b)) if a is not None else None) \
-        .collect()
+    schema = "kind int, key long, bits binary"
+    merged = rows.mapInPandas(partition_pass, schema).groupBy("kind", "key") \
+        .applyInPandas(batches.merge_group, schema).toArrow()
     if shared is not None:
         shared.destroy()
-    hits = np.sort(np.array([key for (kind, key), _ in merged if kind == 0], np.int64))
-    segments = [(key, bytes(raw)) for (kind, key), raw in merged if kind == 1]
+    kinds = merged.column("kind").to_numpy()
+    raws = merged.column("bits").to_pylist()
+    found = [np.frombuffer(raw, np.int64) for kind, raw in zip(kinds, raws) if kind == batches.HITS]
+    hits = np.sort(np.concatenate(found)) if found else np.empty(0, np.int64)
+    segments = [(key, raw) for kind, key, raw in zip(kinds, merged.column("key").to_pylist(), raws)
+                if kind == batches.SEGMENT]
     return hits, batches.assemble_filter(num_bits, num_hashes, segments, base=base)
 
 
-def build_filter(keyed: DataFrame, bands: int, num_bits: int, num_hashes: int) -> BloomFilter:
-    """OR of partition-local filters of the KEYS column, assembled on the driver."""
-    return query_and_build(keyed.select(KEYS), bands, num_bits, num_hashes)[1]
+def build_filter(df: DataFrame, text_col: str, params: LSHBloomParams, use_pandas_udf: bool,
+                 num_bits: int, num_hashes: int) -> BloomFilter:
+    """OR of partition-local filters of the band keys of df's texts, assembled on the driver.
+
+    With pandas UDFs the keys are computed inside the same mapInPandas pass that fills the
+    filters: texts go to Python once and only filter segments come back (a keys column would
+    travel to the JVM as arrays and back again)."""
+    if use_pandas_udf:
+        return query_and_build(df.select(text_col), keys_from_text(params, text_col),
+                               num_bits, num_hashes)[1]
+    keyed = df.select(band_keys_column(params, text_col, False).alias(KEYS))
+    return query_and_build(keyed, keys_from_column(params.bands_rows[0]), num_bits, num_hashes)[1]
 
 
 def bloom_hits_column(spark, bloom: BloomFilter, bands: int):

@@ -152,9 +152,9 @@ class SparkLSHBloom:
             n_documents, n_null = frames.count_rows(reference_df, text_col)
             frames.check_no_null_texts(reference_df, text_col, id_col, "fit", n_null)
             self._start(params, n_documents)
-            keyed = reference_df.select(self._keys_column(params, text_col).alias(KEYS))
             empty = self._empty_filter(self.n_documents_)
-            self.bloom_ = frames.build_filter(keyed, self.bands_, empty.num_bits, empty.num_hashes)
+            self.bloom_ = frames.build_filter(reference_df, text_col, params, self.use_pandas_udf,
+                                              empty.num_bits, empty.num_hashes)
             return self
         ordered, n_documents, n_null = frames.with_input_order(reference_df, order_col, text_col)
         frames.check_no_null_texts(reference_df, text_col, id_col, "fit", n_null)
@@ -250,7 +250,8 @@ class SparkLSHBloom:
         bloom = self._empty_filter(n_documents)
         for chunk in range(chunks):
             rows = with_chunks.filter(F.col("_cm_chunk") == chunk).select(ORDER, KEYS)
-            hits, bloom = frames.query_and_build(rows, self.bands_, bloom.num_bits, bloom.num_hashes,
+            hits, bloom = frames.query_and_build(rows, frames.keys_from_column(self.bands_),
+                                                 bloom.num_bits, bloom.num_hashes,
                                                  query=bloom if chunk > 0 else None, base=bloom)
             found.append(hits)
         self.bloom_ = bloom
