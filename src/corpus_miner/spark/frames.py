@@ -1,5 +1,5 @@
 """Driver-side DataFrame plumbing: input checks, a deterministic row order, band keys as a
-pandas UDF, partition-local Bloom filters merged by OR, and the exact band-key matching pass."""
+pandas UDF, and the exact band-key matching pass (Bloom filter passes: spark.filters)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from corpus_miner.dedup.bloom import BloomFilter
 from corpus_miner.dedup.params import LSHBloomParams
 from corpus_miner.errors import InputError
 from corpus_miner.spark import batches
@@ -18,6 +17,7 @@ ORDER = "_cm_order"
 KEYS = "band_keys"
 KEY = "_cm_band_key"
 FIRST = "_cm_first"
+ROWS = "_cm_rows"
 _ROW_BITS = 33  # monotonically_increasing_id = partition index << 33 | row within partition
 
 
@@ -122,101 +122,29 @@ def band_keys_column(params: LSHBloomParams, text_col: str, use_pandas_udf: bool
     return F.udf(band_keys_row, key_type)(F.col(text_col))
 
 
-def keys_from_column(bands: int):
-    """Band keys of a pandas batch read from its KEYS (array<bigint>) column."""
-    return lambda frame: batches.series_to_keys(frame[KEYS], bands)
+def first_orders(keyed: DataFrame) -> DataFrame:
+    """The exact band table: band key -> smallest ORDER of a row having it."""
+    exploded = keyed.select(ORDER, F.explode(KEYS).alias(KEY))
+    return exploded.groupBy(KEY).agg(F.min(ORDER).alias(FIRST))
 
 
-def keys_from_text(params: LSHBloomParams, text_col: str):
-    """Band keys of a pandas batch computed from its text column by the local kernels."""
-    return lambda frame: batches.band_keys_of_series(frame[text_col], params)
-
-
-def query_and_build(rows: DataFrame, keys_of, num_bits: int, num_hashes: int,
-                    query: BloomFilter | None = None, base: BloomFilter | None = None
-                    ) -> tuple[np.ndarray, BloomFilter]:
-    """One pass over rows: (ORDERs of rows with a key in `query`, the filter of all rows OR-ed
-    onto `base`); keys_of(pandas batch) gives each batch's uint64 band keys.
-
-    Each partition inserts its rows' keys into its own filter with the local kernels and ships
-    only the non-zero 1 MiB segments (and its hits, as one row per batch); a grouped pandas pass
-    ORs the copies of each segment on the executors, so the driver receives one copy of each
-    (a group holds at most one copy per partition). `query` is read through a read-only
-    broadcast, destroyed once the pass is done.
-    """
-    spark = rows.sparkSession
-    shared = None if query is None else spark.sparkContext.broadcast(query.bits.tobytes())
-    with_orders = ORDER in rows.columns
-    columns = ["kind", "key", "bits"]
-
-    def partition_pass(frames):
-        bloom = BloomFilter(num_bits, num_hashes)
-        reader = None if shared is None else BloomFilter(query.num_bits, query.num_hashes,
-                                                         np.frombuffer(shared.value, np.uint8))
-        for frame in frames:
-            keys = keys_of(frame)
-            if reader is not None and with_orders:
-                hits = frame[ORDER].to_numpy(np.int64)[reader.contains_any(keys)]
-                if len(hits):  # keyed by its first ORDER: unique, and equal keys concatenate
-                    yield pd.DataFrame([[batches.HITS, hits[0], hits.tobytes()]], columns=columns)
-            bloom.add(keys)
-        segments = list(batches.filter_segments(bloom))
-        yield pd.DataFrame({"kind": batches.SEGMENT, "key": [s for s, _ in segments],
-                            "bits": [b for _, b in segments]}, columns=columns)
-
-    schema = "kind int, key long, bits binary"
-    merged = rows.mapInPandas(partition_pass, schema).groupBy("kind", "key") \
-        .applyInPandas(batches.merge_group, schema).toArrow()
-    if shared is not None:
-        shared.destroy()
-    kinds = merged.column("kind").to_numpy()
-    raws = merged.column("bits").to_pylist()
-    found = [np.frombuffer(raw, np.int64) for kind, raw in zip(kinds, raws) if kind == batches.HITS]
-    hits = np.sort(np.concatenate(found)) if found else np.empty(0, np.int64)
-    segments = [(key, raw) for kind, key, raw in zip(kinds, merged.column("key").to_pylist(), raws)
-                if kind == batches.SEGMENT]
-    return hits, batches.assemble_filter(num_bits, num_hashes, segments, base=base)
-
-
-def build_filter(df: DataFrame, text_col: str, params: LSHBloomParams, use_pandas_udf: bool,
-                 num_bits: int, num_hashes: int) -> BloomFilter:
-    """OR of partition-local filters of the band keys of df's texts, assembled on the driver.
-
-    With pandas UDFs the keys are computed inside the same mapInPandas pass that fills the
-    filters: texts go to Python once and only filter segments come back (a keys column would
-    travel to the JVM as arrays and back again)."""
-    if use_pandas_udf:
-        return query_and_build(df.select(text_col), keys_from_text(params, text_col),
-                               num_bits, num_hashes)[1]
-    keyed = df.select(band_keys_column(params, text_col, False).alias(KEYS))
-    return query_and_build(keyed, keys_from_column(params.bands_rows[0]), num_bits, num_hashes)[1]
-
-
-def bloom_hits_column(spark, bloom: BloomFilter, bands: int):
-    """(column: is any band key of the row in `bloom`?, its broadcast); for lazy queries."""
-    shared = spark.sparkContext.broadcast((bloom.num_bits, bloom.num_hashes, bloom.bits.tobytes()))
-
-    @F.pandas_udf(T.BooleanType())
-    def in_filter(keys: pd.Series) -> pd.Series:
-        num_bits, num_hashes, raw = shared.value
-        readonly = BloomFilter(num_bits, num_hashes, np.frombuffer(raw, np.uint8))
-        return pd.Series(readonly.contains_any(batches.series_to_keys(keys, bands)))
-
-    return in_filter(F.col(KEYS)), shared
-
-
-def first_orders(keyed: DataFrame, group_cols: tuple[str, ...] = ()) -> DataFrame:
-    """The exact band table: (group_cols..., band key) -> smallest ORDER of a row having it."""
+def key_groups(keyed: DataFrame, group_cols: tuple[str, ...] = ()) -> DataFrame:
+    """Per (group_cols..., band key): FIRST, the smallest ORDER having it, and ROWS, all of them.
+    One shuffle gives both the band table and every shared key."""
     exploded = keyed.select(ORDER, *group_cols, F.explode(KEYS).alias(KEY))
-    return exploded.groupBy(*group_cols, KEY).agg(F.min(ORDER).alias(FIRST))
+    return exploded.groupBy(*group_cols, KEY).agg(F.min(ORDER).alias(FIRST),
+                                                  F.collect_list(ORDER).alias(ROWS))
 
 
-def earliest_matches(keyed: DataFrame, table: DataFrame, earlier_only: bool,
-                     group_cols: tuple[str, ...] = ()) -> DataFrame:
-    """(ORDER, FIRST): per row, the smallest first-row ORDER among its band keys in `table`
-    (matched within equal group_cols); with earlier_only only rows before it count."""
-    exploded = keyed.select(ORDER, *group_cols, F.explode(KEYS).alias(KEY))
-    joined = exploded.join(table, [*group_cols, KEY])
-    if earlier_only:
-        joined = joined.filter(F.col(FIRST) < F.col(ORDER))
-    return joined.groupBy(ORDER).agg(F.min(FIRST).alias(FIRST))
+def later_rows(groups: DataFrame) -> DataFrame:
+    """(ORDER, FIRST) from key_groups: every row sharing a band key with an earlier row, and the
+    smallest ORDER among the earliest rows of its shared keys (its duplicate_of)."""
+    shared = groups.filter(F.size(ROWS) > 1).select(FIRST, F.explode(ROWS).alias(ORDER))
+    return shared.filter(F.col(ORDER) > F.col(FIRST)).groupBy(ORDER).agg(F.min(FIRST).alias(FIRST))
+
+
+def earliest_matches(keyed: DataFrame, table: DataFrame) -> DataFrame:
+    """(ORDER, FIRST): per row of keyed, the smallest first-row ORDER among its band keys in
+    the band table `table`."""
+    exploded = keyed.select(ORDER, F.explode(KEYS).alias(KEY))
+    return exploded.join(table, KEY).groupBy(ORDER).agg(F.min(FIRST).alias(FIRST))

@@ -25,7 +25,7 @@ from corpus_miner.dedup.bloom import BloomFilter
 from corpus_miner.dedup.lshbloom import LSHBloom
 from corpus_miner.dedup.params import DEFAULT_FP_PROB, DEFAULT_SKETCH, LSHBloomParams
 from corpus_miner.errors import NotFittedError, ParameterError
-from corpus_miner.spark import frames
+from corpus_miner.spark import filters, frames
 from corpus_miner.spark.frames import FIRST, KEY, KEYS, ORDER
 
 DEFAULT_CHUNKS = 4
@@ -153,8 +153,8 @@ class SparkLSHBloom:
             frames.check_no_null_texts(reference_df, text_col, id_col, "fit", n_null)
             self._start(params, n_documents)
             empty = self._empty_filter(self.n_documents_)
-            self.bloom_ = frames.build_filter(reference_df, text_col, params, self.use_pandas_udf,
-                                              empty.num_bits, empty.num_hashes)
+            self.bloom_ = filters.build_filter(reference_df, text_col, params, self.use_pandas_udf,
+                                               empty.num_bits, empty.num_hashes)
             return self
         ordered, n_documents, n_null = frames.with_input_order(reference_df, order_col, text_col)
         frames.check_no_null_texts(reference_df, text_col, id_col, "fit", n_null)
@@ -169,8 +169,10 @@ class SparkLSHBloom:
     def _id_expr(id_col: str | None):
         return (F.col(id_col) if id_col is not None else F.col(ORDER)).alias("_cm_id")
 
-    def _fit_band_table(self, keyed: DataFrame) -> None:
-        self.band_table_ = self._persist(frames.first_orders(keyed))
+    def _fit_band_table(self, keyed: DataFrame, groups: DataFrame | None = None) -> None:
+        """Band table and ids of keyed (from its key_groups when they are already computed)."""
+        table = frames.first_orders(keyed) if groups is None else groups.select(KEY, FIRST)
+        self.band_table_ = self._persist(table)
         self.doc_ids_ = self._persist(keyed.select(ORDER, "_cm_id"))
         self.band_entries_ = self.band_table_.count()
         self.doc_ids_.count()
@@ -184,7 +186,7 @@ class SparkLSHBloom:
         self._checked(new_df, text_col, id_col, "transform")
         keyed = new_df.withColumn(KEYS, self._keys_column(self.params_, text_col))
         if self.params_.mode == "lshbloom":
-            hits, _ = frames.bloom_hits_column(new_df.sparkSession, self.bloom_, self.bands_)
+            hits, _ = filters.bloom_hits_column(new_df.sparkSession, self.bloom_, self.bands_)
             result = keyed.withColumn("is_duplicate", hits)
         else:
             result = self._transform_band_table(keyed)
@@ -193,7 +195,7 @@ class SparkLSHBloom:
     def _transform_band_table(self, keyed: DataFrame) -> DataFrame:
         keyed = self._persist(keyed.withColumn(ORDER, F.monotonically_increasing_id()))
         spark = keyed.sparkSession
-        matches = frames.earliest_matches(keyed, self._band_table(spark), earlier_only=False)
+        matches = frames.earliest_matches(keyed, self._band_table(spark))
         named = matches.join(self._doc_ids(spark).withColumnRenamed(ORDER, FIRST), FIRST) \
             .select(ORDER, F.col("_cm_id").alias("duplicate_of"))
         return keyed.join(named, ORDER, "left") \
@@ -217,7 +219,6 @@ class SparkLSHBloom:
         if params.mode == "lshbloom":
             flags = self._chunked_bloom_dedup(keyed, n_documents)
         else:
-            self._fit_band_table(keyed)
             flags = self._band_table_dedup(keyed)
         self._release(keyed)
         flag_df = self._flags_frame(df.sparkSession, flags, keyed)
@@ -238,32 +239,38 @@ class SparkLSHBloom:
 
     def _chunked_bloom_dedup(self, keyed: DataFrame, n_documents: int) -> pd.DataFrame:
         """ORDER of every duplicate. Rows are cut into chunks of consecutive ORDERs; band keys
-        shared inside a chunk are found exactly (one shuffle for all chunks); then, chunk after
-        chunk, one pass queries the filter of all earlier chunks and adds the chunk's keys."""
+        shared inside a chunk are found exactly (one shuffle for all chunks); every row of chunk
+        c is queried against the filter of chunks 0..c-1. Two passes whatever the number of
+        chunks: one builds every chunk's filter, one queries the prefix ORs (broadcast)."""
         chunks = max(1, min(self.deduplicate_chunks, n_documents))
         chunk_of = F.expr(f"{ORDER} * {chunks} div {max(n_documents, 1)}").alias("_cm_chunk")
         with_chunks = keyed.select(ORDER, KEYS, chunk_of)
-        group = ("_cm_chunk",)
-        inside = frames.earliest_matches(with_chunks, frames.first_orders(with_chunks, group),
-                                         earlier_only=True, group_cols=group)
+        inside = frames.later_rows(frames.key_groups(with_chunks, ("_cm_chunk",)))
         found = [inside.select(ORDER).toArrow().column(0).to_numpy()]
-        bloom = self._empty_filter(n_documents)
-        for chunk in range(chunks):
-            rows = with_chunks.filter(F.col("_cm_chunk") == chunk).select(ORDER, KEYS)
-            hits, bloom = frames.query_and_build(rows, frames.keys_from_column(self.bands_),
-                                                 bloom.num_bits, bloom.num_hashes,
-                                                 query=bloom if chunk > 0 else None, base=bloom)
-            found.append(hits)
-        self.bloom_ = bloom
+        empty = self._empty_filter(n_documents)
+        keys_of = filters.keys_from_column(self.bands_)
+        per_chunk = filters.build_filters(with_chunks, keys_of, empty.num_bits, empty.num_hashes,
+                                          "_cm_chunk", chunks)
+        earlier = [empty]  # earlier[c]: the filter of chunks before c
+        for bloom in per_chunk:
+            earlier.append(earlier[-1].merge(bloom))
+        if chunks > 1:
+            found.append(filters.query_hits(with_chunks.filter(F.col("_cm_chunk") > 0), keys_of,
+                                            earlier[:chunks], "_cm_chunk"))
+        self.bloom_ = earlier[-1]
         orders = np.unique(np.concatenate(found).astype(np.int64))
         return pd.DataFrame({ORDER: orders})
 
     def _band_table_dedup(self, keyed: DataFrame) -> pd.DataFrame:
-        """ORDER and id of the earliest earlier match of every duplicate (exact band table)."""
-        matches = frames.earliest_matches(keyed, self.band_table_, earlier_only=True)
-        named = matches.join(self.doc_ids_.withColumnRenamed(ORDER, FIRST), FIRST) \
+        """Fits the band table; returns ORDER and id of the earliest earlier match of every
+        duplicate (both from one aggregation of the band keys)."""
+        groups = self._persist(frames.key_groups(keyed))
+        self._fit_band_table(keyed, groups)
+        named = frames.later_rows(groups).join(self.doc_ids_.withColumnRenamed(ORDER, FIRST), FIRST) \
             .select(ORDER, F.col("_cm_id").alias("duplicate_of"))
-        return named.toPandas()
+        flags = named.toPandas()
+        self._release(groups)
+        return flags
 
     # -- persistence: the local engine's index folder ---------------------------------------------
     def _band_table(self, spark) -> DataFrame:

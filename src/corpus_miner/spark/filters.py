@@ -1,0 +1,114 @@
+"""Partition-local Bloom filters on Spark: build them in one pass and merge them by OR, query them
+through read-only broadcasts. Every partition runs the local engine's kernels on its pandas
+batches, so the bits equal those of corpus_miner.dedup.BloomFilter fed the same keys."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from corpus_miner.dedup.bloom import BloomFilter
+from corpus_miner.dedup.params import LSHBloomParams
+from corpus_miner.spark import batches
+from corpus_miner.spark.frames import KEYS, ORDER, band_keys_column
+
+_SHIPPED = "kind int, key long, bits binary"
+
+
+def keys_from_column(bands: int):
+    """Band keys of a pandas batch read from its KEYS (array<bigint>) column."""
+    return lambda frame: batches.series_to_keys(frame[KEYS], bands)
+
+
+def keys_from_text(params: LSHBloomParams, text_col: str):
+    """Band keys of a pandas batch computed from its text column by the local kernels."""
+    return lambda frame: batches.band_keys_of_series(frame[text_col], params)
+
+
+def build_filters(rows: DataFrame, keys_of, num_bits: int, num_hashes: int,
+                  group_col: str | None = None, n_groups: int = 1) -> list[BloomFilter]:
+    """One filter per group (rows' integer group_col in 0..n_groups-1; all rows without it),
+    from one pass over rows; keys_of(pandas batch) gives each batch's uint64 band keys.
+
+    Each partition fills its own filter per group it holds and ships only the non-zero 1 MiB
+    segments; a grouped pandas pass ORs the copies of each segment on the executors, so the
+    driver receives one copy of each (a group holds at most one copy per partition).
+    """
+    per_filter = -(-((num_bits + 7) // 8) // batches.SEGMENT_BYTES)
+
+    def partition_pass(frames):
+        blooms: dict[int, BloomFilter] = {}
+        for frame in frames:
+            keys = keys_of(frame)
+            if group_col is None:
+                blooms.setdefault(0, BloomFilter(num_bits, num_hashes)).add(keys)
+                continue
+            groups = frame[group_col].to_numpy(np.int64)
+            for group in np.unique(groups):
+                bloom = blooms.setdefault(int(group), BloomFilter(num_bits, num_hashes))
+                bloom.add(keys[groups == group])
+        for group, bloom in blooms.items():
+            segments = list(batches.filter_segments(bloom))
+            yield pd.DataFrame({"kind": batches.SEGMENT,
+                                "key": [group * per_filter + s for s, _ in segments],
+                                "bits": [b for _, b in segments]}, columns=["kind", "key", "bits"])
+
+    merged = rows.mapInPandas(partition_pass, _SHIPPED).groupBy("kind", "key") \
+        .applyInPandas(batches.merge_group, _SHIPPED).toArrow()
+    found: list[list] = [[] for _ in range(n_groups)]
+    for key, raw in zip(merged.column("key").to_pylist(), merged.column("bits").to_pylist()):
+        found[key // per_filter].append((key % per_filter, raw))
+    return [batches.assemble_filter(num_bits, num_hashes, segments) for segments in found]
+
+
+def query_hits(rows: DataFrame, keys_of, filters: list[BloomFilter], group_col: str) -> np.ndarray:
+    """Sorted ORDERs of the rows having a band key in filters[their group_col]."""
+    spark = rows.sparkSession
+    shared = spark.sparkContext.broadcast([(f.num_bits, f.num_hashes, f.bits.tobytes())
+                                           for f in filters])
+
+    def partition_pass(frames):
+        readers = [BloomFilter(bits, hashes, np.frombuffer(raw, np.uint8))
+                   for bits, hashes, raw in shared.value]
+        for frame in frames:
+            keys = keys_of(frame)
+            groups = frame[group_col].to_numpy(np.int64)
+            hit = np.zeros(len(frame), bool)
+            for group in np.unique(groups):
+                rows_here = groups == group
+                hit[rows_here] = readers[group].contains_any(keys[rows_here])
+            yield pd.DataFrame({ORDER: frame[ORDER].to_numpy(np.int64)[hit]})
+
+    found = rows.mapInPandas(partition_pass, f"{ORDER} long").toArrow()
+    shared.destroy()
+    return np.sort(found.column(0).to_numpy())
+
+
+def build_filter(df: DataFrame, text_col: str, params: LSHBloomParams, use_pandas_udf: bool,
+                 num_bits: int, num_hashes: int) -> BloomFilter:
+    """OR of partition-local filters of the band keys of df's texts, assembled on the driver.
+
+    With pandas UDFs the keys are computed inside the same mapInPandas pass that fills the
+    filters: texts go to Python once and only filter segments come back (a keys column would
+    travel to the JVM as arrays and back again)."""
+    if use_pandas_udf:
+        return build_filters(df.select(text_col), keys_from_text(params, text_col),
+                             num_bits, num_hashes)[0]
+    keyed = df.select(band_keys_column(params, text_col, False).alias(KEYS))
+    return build_filters(keyed, keys_from_column(params.bands_rows[0]), num_bits, num_hashes)[0]
+
+
+def bloom_hits_column(spark, bloom: BloomFilter, bands: int):
+    """(column: is any band key of the row in `bloom`?, its broadcast); for lazy queries."""
+    shared = spark.sparkContext.broadcast((bloom.num_bits, bloom.num_hashes, bloom.bits.tobytes()))
+
+    @F.pandas_udf(T.BooleanType())
+    def in_filter(keys: pd.Series) -> pd.Series:
+        num_bits, num_hashes, raw = shared.value
+        readonly = BloomFilter(num_bits, num_hashes, np.frombuffer(raw, np.uint8))
+        return pd.Series(readonly.contains_any(batches.series_to_keys(keys, bands)))
+
+    return in_filter(F.col(KEYS)), shared
