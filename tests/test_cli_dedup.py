@@ -1,6 +1,8 @@
 """`corpus-miner dedup` and `corpus-miner index build|query` through corpus_miner.cli.main(argv)."""
 
+import argparse
 import gzip
+import io
 import json
 
 import numpy as np
@@ -59,6 +61,40 @@ def test_dedup_matches_the_library(tmp_path):
     flags = [d["is_duplicate"] for d in _read_jsonl(tmp_path / "o.jsonl")]
     expected = LSHBloom(num_perm=64).deduplicate([d["text"] for d in docs]).is_duplicate
     assert flags == expected.tolist()
+
+
+def test_dedup_over_several_files_and_stdin_matches_the_library(tmp_path, monkeypatch):
+    """lshbloom sized by the input: files are read twice (keys, then records); stdin is kept."""
+    parts = [_docs(seed=4)[:10], _docs(seed=4)[5:20], _docs(seed=5)]  # copies across files
+    sources = [_write_jsonl(tmp_path / f"in{i}.jsonl", docs) for i, docs in enumerate(parts)]
+    docs = [doc for part in parts for doc in part]
+    expected = LSHBloom().deduplicate([d["text"] for d in docs]).is_duplicate.tolist()
+    assert main(["dedup", *sources, "-o", str(tmp_path / "files.jsonl"), "--annotate"]) == 0
+    assert [d["is_duplicate"] for d in _read_jsonl(tmp_path / "files.jsonl")] == expected
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(
+        "".join(json.dumps(d) + "\n" for d in docs).encode())))
+    assert main(["dedup", "-", "-o", str(tmp_path / "stdin.jsonl"), "--annotate"]) == 0
+    assert [d["is_duplicate"] for d in _read_jsonl(tmp_path / "stdin.jsonl")] == expected
+
+
+def test_dedup_refuses_inputs_that_change_between_its_two_reads(tmp_path, capsys, monkeypatch):
+    import corpus_miner.cli.dedup as cli_dedup
+
+    source = _write_jsonl(tmp_path / "in.jsonl", _docs())
+    reads = []
+    real_read = cli_dedup._read
+
+    def growing_read(args, stats, label="reading"):
+        reads.append(label)
+        yield from real_read(args, stats, label)
+        if len(reads) == 2:  # the second read finds one more document
+            extra = _write_jsonl(tmp_path / "more.jsonl", _docs(seed=9)[:1])
+            yield from real_read(argparse.Namespace(**{**vars(args), "inputs": [extra]}), stats)
+
+    monkeypatch.setattr(cli_dedup, "_read", growing_read)
+    out = tmp_path / "out.jsonl"
+    assert main(["dedup", source, "-o", str(out)]) == 2
+    assert "inputs changed" in capsys.readouterr().err and not out.exists()
 
 
 def test_annotate_minhash_lsh_names_the_earlier_document(tmp_path):

@@ -150,16 +150,32 @@ def _output_table(records: pa.Table, result: DedupResult, annotate: bool) -> pa.
     return records
 
 
-def _split(result: DedupResult, sizes: list[int]) -> list[DedupResult]:
-    cuts = np.cumsum(sizes)[:-1]
-    parts = [np.split(result.is_duplicate, cuts)]
-    parts.append(np.split(result.duplicate_of, cuts) if result.duplicate_of is not None else None)
-    out, start = [], 0
-    for i, size in enumerate(sizes):
-        ids = result.duplicate_of_id[start:start + size] if result.duplicate_of_id is not None else None
-        out.append(DedupResult(parts[0][i], parts[1][i] if parts[1] else None, ids))
-        start += size
-    return out
+def _sized_by_input(args: argparse.Namespace, model: LSHBloom, stats: ReadStats):
+    """(batch, its DedupResult) pairs when the filter is sized by the document count
+    (lshbloom without --expected-items): pass 1 keeps only the band keys (8 bytes x bands per
+    document), pass 2 reads the inputs again to write them. Stdin cannot be read twice: its
+    batches are kept in memory instead."""
+    bands = model.params.validated().bands_rows[0]
+    from_stdin = "-" in args.inputs
+    kept, keys = [], []
+    for batch in _read(args, stats, "deduplicating" if from_stdin else "hashing"):
+        keys.append(model.band_keys(batch.texts))
+        if from_stdin:
+            kept.append(batch)
+    result = model.deduplicate_keys(np.concatenate(keys) if keys else np.zeros((0, bands), np.uint64))
+    batches = kept if from_stdin else _read(args, ReadStats(), "writing")
+    changed = InputError(f"the inputs changed while being deduplicated ({len(result):,} "
+                         "documents on the first read, a different count on the second); run "
+                         "again on files that are not being written to")
+    start = 0
+    for batch in batches:
+        stop = start + len(batch)
+        if stop > len(result):
+            raise changed
+        yield batch, result.part(start, stop)
+        start = stop
+    if start != len(result):
+        raise changed
 
 
 def run_dedup(args: argparse.Namespace) -> int:
@@ -170,13 +186,8 @@ def run_dedup(args: argparse.Namespace) -> int:
     needs_count = model.params.validated().mode == "lshbloom" and args.expected_items is None
 
     def tables():
-        if needs_count:  # size the filter from the input: keep the batches, then decide
-            batches = list(_read(args, stats, "deduplicating"))
-            keys = [model.band_keys(batch.texts) for batch in batches]
-            bands = model.params.validated().bands_rows[0]
-            all_keys = np.concatenate(keys) if keys else np.zeros((0, bands), np.uint64)
-            results = _split(model.deduplicate_keys(all_keys), [len(b) for b in batches])
-            pairs = zip(batches, results)
+        if needs_count:
+            pairs = _sized_by_input(args, model, stats)
         else:
             pending = []
 

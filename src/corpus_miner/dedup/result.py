@@ -26,6 +26,13 @@ class DedupResult:
     def __len__(self) -> int:
         return len(self.is_duplicate)
 
+    def part(self, start: int, stop: int) -> "DedupResult":
+        """The answer of documents start..stop-1 (ordinals in duplicate_of stay global)."""
+        def cut(values):
+            return None if values is None else values[start:stop]
+        return DedupResult(self.is_duplicate[start:stop], cut(self.duplicate_of),
+                           cut(self.duplicate_of_id), cut(self.cluster), cut(self.band_keys))
+
     @property
     def keep(self) -> np.ndarray:
         return ~self.is_duplicate
