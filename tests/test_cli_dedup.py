@@ -77,6 +77,18 @@ def test_dedup_over_several_files_and_stdin_matches_the_library(tmp_path, monkey
     assert [d["is_duplicate"] for d in _read_jsonl(tmp_path / "stdin.jsonl")] == expected
 
 
+@pytest.mark.parametrize("command", [["dedup"], ["dedup", "--mode", "minhash_lsh"]])
+def test_dedup_to_stdout_equals_the_file_output(tmp_path, capsys, command):
+    source = _write_jsonl(tmp_path / "in.jsonl", _docs())
+    out = tmp_path / "out.jsonl"
+    assert main([*command[:1], source, "-o", str(out), *command[1:]]) == 0
+    capsys.readouterr()
+    assert main([*command[:1], source, "-o", "-", *command[1:]]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == out.read_text(encoding="utf-8") and captured.out
+    assert "dedup:" in captured.err
+
+
 def test_dedup_refuses_inputs_that_change_between_its_two_reads(tmp_path, capsys, monkeypatch):
     import corpus_miner.cli.dedup as cli_dedup
 

@@ -84,7 +84,18 @@ def test_clean_remove_with_phrases_from_a_phrases_run(inputs, tmp_path, capsys):
     assert "clean:" in capsys.readouterr().err
 
 
+def test_clean_to_stdout_equals_the_file_output(inputs, tmp_path, capsys):
+    out = tmp_path / "clean.jsonl"
+    assert main(["clean", *map(str, inputs), *PARAMS, "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["clean", *map(str, inputs), *PARAMS, "-o", "-"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == out.read_text(encoding="utf-8") and captured.out
+    assert "clean:" in captured.err
+
+
 @pytest.mark.parametrize("argv, message", [
+    (["clean", "{a}", *PARAMS, "-o", "-", "--json", "-"], "stdout"),
     (["clean", "{a}", "--sigma", "1", "-o", "{tmp}/x.jsonl"], "sigma"),
     (["clean", "{a}", "-o", "{tmp}/x.csv"], "x.csv"),
     (["clean", "{a}", "--drop-above", "1.5", "-o", "{tmp}/x.jsonl"], "drop_above"),

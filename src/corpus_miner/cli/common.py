@@ -46,7 +46,8 @@ def add_mining_arguments(parser: argparse.ArgumentParser) -> None:
 def add_record_output_argument(parser: argparse.ArgumentParser) -> None:
     """-o OUT for commands that write documents back (clean, dedup, index query)."""
     parser.add_argument("-o", "--output", required=True, metavar="OUT",
-                        help="output file: .jsonl, .jsonl.gz or .parquet (written atomically)")
+                        help="output file: .jsonl, .jsonl.gz or .parquet (written atomically), "
+                             "or - for JSONL on stdout")
 
 
 def corpus_from_args(args: argparse.Namespace, progress: bool = True) -> TokenCorpus:

@@ -174,8 +174,11 @@ def run_clean(args) -> int:
     from corpus_miner.phrases.clean import Cleaner, CleanParams
 
     _check_parameters(args)
-    if not args.output.lower().endswith(writers.OUTPUT_SUFFIXES):
-        raise ParameterError(f"-o {args.output}: use one of {', '.join(writers.OUTPUT_SUFFIXES)}")
+    if args.output != "-" and not args.output.lower().endswith(writers.OUTPUT_SUFFIXES):
+        raise ParameterError(f"-o {args.output}: use one of {', '.join(writers.OUTPUT_SUFFIXES)}, "
+                             "or - for JSONL on stdout")
+    if args.output == "-" and args.json == "-":
+        raise ParameterError("-o - and --json - would both write to stdout; send one to a file")
     allow = tuple(read_phrase_texts(args.allow)) if args.allow else ()
     params = CleanParams(args.mode, args.keep_first, allow, args.drop_above, args.mask_text)
     params.validate()

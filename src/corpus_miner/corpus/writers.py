@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Iterable
 
@@ -25,26 +26,33 @@ def write_records(batches_or_table, path) -> int:
     `records`). Field order and types are kept (JSON: as far as JSON can express them; Parquet:
     batches whose schemas differ are unified, missing fields become null).
     """
+    if str(path) == "-":  # a pipe cannot be written atomically: records stream as they come
+        return _write_jsonl(_tables(batches_or_table), sys.stdout)
     path = Path(path)
     name = path.name.lower()
     if not name.endswith(OUTPUT_SUFFIXES):
         raise ParameterError(f"{path}: unknown output format; use one of "
-                             f"{', '.join(OUTPUT_SUFFIXES)}")
+                             f"{', '.join(OUTPUT_SUFFIXES)}, or - for JSONL on stdout")
     tables = _tables(batches_or_table)
     with atomic_path(path) as tmp:
         if name.endswith(".parquet"):
             return _write_parquet(tables, tmp)
-        rows = 0
         # gzip level 6: level 9 (the default) cost 1.6x the write time for ~2% smaller files.
         out_file = (gzip.open(tmp, "wt", encoding="utf-8", newline="\n", compresslevel=6)
                     if name.endswith(".gz") else open(tmp, "w", encoding="utf-8", newline="\n"))
         with out_file as out:
-            for table in tables:
-                for record in table.to_pylist():
-                    out.write(json.dumps(record, ensure_ascii=False, default=_json_default))
-                    out.write("\n")
-                    rows += 1
-        return rows
+            return _write_jsonl(tables, out)
+
+
+def _write_jsonl(tables: Iterable[pa.Table], out) -> int:
+    rows = 0
+    for table in tables:
+        for record in table.to_pylist():
+            out.write(json.dumps(record, ensure_ascii=False, default=_json_default))
+            out.write("\n")
+            rows += 1
+    out.flush()
+    return rows
 
 
 def _tables(source) -> Iterable[pa.Table]:
