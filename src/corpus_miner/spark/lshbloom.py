@@ -1,9 +1,10 @@
 """SparkLSHBloom: the seed's Spark API over the local LSHBloom kernels and index format.
 
-mode="lshbloom": band keys come from a pandas UDF calling corpus_miner.dedup's kernels; every
-partition inserts its keys into its own Bloom filter; the filters are OR-ed (reduceByKey over
-segments, then the driver); queries read a broadcast, read-only copy. mode="minhash_lsh": the exact
-distributed baseline, explode(band_keys) -> groupBy(band_key) -> earliest document.
+mode="lshbloom": every partition computes its band keys with corpus_miner.dedup's kernels and
+inserts them into its own Bloom filter (spark.filters); the filters are OR-ed segment by segment
+on the executors, then assembled on the driver; queries read a broadcast, read-only copy.
+mode="minhash_lsh": the exact distributed baseline, explode(band_keys) -> groupBy(band_key) ->
+earliest document.
 
 Both modes save to the local engine's index folder (corpus_miner.dedup.persist), so an index fitted
 here loads in `LSHBloom.load` and the reverse.
