@@ -93,6 +93,32 @@ def test_equals_fhk(case):
     assert list(ours.rows()) == list(theirs.rows())  # same canonical order too
 
 
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(planted_corpora(), st.booleans())
+def test_suffix_array_path_for_every_seed_matches_brute_force(case, wide_keys):
+    """With a zero growth budget every seed goes through seed_suffix_array: same answer, same
+    coverage as the depth-first growth."""
+    import corpus_miner.phrases.bloomspan as bloomspan
+
+    docs, alphabet, sigma, min_length = case
+    tokens, offsets = arrays(docs)
+    vocab = [str(i) for i in range(alphabet)]
+    grown, grown_stats = mine_bloomspan(tokens, offsets, sigma, min_length, vocab)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bloomspan, "GROWTH_BUDGET_PER_OCCURRENCE", 0)
+        patch.setattr(bloomspan, "GROWTH_BUDGET_FLOOR", 0)
+        table, stats = mine_bloomspan(tokens, offsets, sigma, min_length, vocab,
+                                      wide_keys=wide_keys)
+    assert table.key_set() == brute_force_mcfp(docs, sigma, min_length)
+    assert list(table.rows()) == list(grown.rows())
+    if "note" in stats:  # empty corpus or sigma above the document count: no growth at all
+        return
+    assert stats["covered_tokens"] == grown_stats["covered_tokens"]
+    assert grown_stats["seeds_grown_by_suffix_array"] == 0
+    assert stats["seeds_grown_by_suffix_array"] == stats["seeds"] - stats["seeds_left_pruned"] \
+        - stats["seeds_skipped_by_mask"]
+
+
 def test_article_toy_example():
     docs, vocab = encode(TOY)
     tokens, offsets = arrays(docs)
@@ -199,6 +225,25 @@ def test_periodic_runs_do_not_rescan_the_run_at_every_occurrence(period):
     theirs, _ = mine_fhk(tokens, offsets, 2, 3, vocab)
     assert list(ours.rows()) == list(theirs.rows()) and len(ours) > 0
     assert stats["tokens_compared_in_growth"] <= 2 * stats["occurrences_scanned_in_growth"]
+
+
+def test_long_periodic_runs_go_to_the_suffix_array_path():
+    """20,000 repeats of one word in three documents: the depth-first growth would scan ~3e8
+    occurrences; the seed is handed to the suffix-array path after its budget."""
+    import corpus_miner.phrases.bloomspan as bloomspan
+    from corpus_miner.phrases.exact import mine_fhk
+
+    docs = [[0] * 20_000, [9] + [0] * 12_000 + [8], [0] * 15_000 + [1, 2, 3] * 400]
+    tokens, offsets = arrays(docs)
+    vocab = [str(i) for i in range(10)]
+    ours, stats = mine_bloomspan(tokens, offsets, 2, 3, vocab)
+    theirs, _ = mine_fhk(tokens, offsets, 2, 3, vocab)
+    assert list(ours.rows()) == list(theirs.rows()) and len(ours) > 0
+    assert stats["seeds_grown_by_suffix_array"] >= 1
+    seed_occurrences = stats["seed_occurrences"]
+    budget = stats["seeds"] * bloomspan.GROWTH_BUDGET_FLOOR \
+        + bloomspan.GROWTH_BUDGET_PER_OCCURRENCE * seed_occurrences
+    assert stats["occurrences_scanned_in_growth"] <= budget + seed_occurrences
 
 
 def test_periodic_run_matches_brute_force():

@@ -33,8 +33,14 @@ from corpus_miner.phrases import growth_kernels as gk
 from corpus_miner.phrases import kernels as k
 from corpus_miner.phrases.params import MAX_FILTER_BYTES, PhraseParams
 from corpus_miner.phrases.result import PhraseTable
+from corpus_miner.phrases.seed_suffix_array import grow_seed_by_suffix_array
 
 SEEDS_PER_CALL = 1 << 14  # growth runs in chunks so that progress can be reported between them
+# A seed whose depth-first growth scans more than FLOOR + PER_OCCURRENCE x its occurrences is
+# grown by suffix array instead (periodic runs; see seed_suffix_array.py). Ordinary seeds scan
+# their occurrences once per branching level, far below this.
+GROWTH_BUDGET_PER_OCCURRENCE = 64
+GROWTH_BUDGET_FLOOR = 1 << 22
 FILTER_BYTES_PER_CANDIDATE = 0.25
 MIN_DEFAULT_FILTER_BYTES = 4096
 
@@ -193,16 +199,24 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
     covered = k.bitmask_new(n_tokens)
     found: list[tuple[np.ndarray, ...]] = []
     counters_total = np.zeros(gk.N_COUNTERS, dtype=np.int64)
+    over_budget = []
     for chunk_start in range(0, len(order), SEEDS_PER_CALL):
         if progress is not None and chunk_start:
             progress(f"growth {chunk_start}/{len(order)}")
         chunk = order[chunk_start:chunk_start + SEEDS_PER_CALL]
-        *result, chunk_counters = gk.grow_seeds(
+        *result, chunk_over, chunk_counters = gk.grow_seeds(
             tokens, doc_offsets, doc_table, doc_shift, occurrences, seed_lo, seed_hi, chunk,
-            sigma, min_length, word_rank, stats["frequent_words"], survivors, dead, covered)
+            sigma, min_length, word_rank, stats["frequent_words"], survivors, dead, covered,
+            GROWTH_BUDGET_PER_OCCURRENCE, GROWTH_BUDGET_FLOOR)
         found.append(tuple(result))
+        over_budget.extend(chunk_over.tolist())
         counters_total += chunk_counters
+    for seed in over_budget:
+        found.append(grow_seed_by_suffix_array(tokens, doc_offsets,
+                                               occurrences[seed_lo[seed]:seed_hi[seed]], sigma,
+                                               min_length, survivors, dead, covered))
     del occurrences, dead
+    stats["seeds_grown_by_suffix_array"] = len(over_budget)
     stats["seeds_left_pruned"] = int(counters_total[gk.SEEDS_LEFT_PRUNED])
     stats["seeds_skipped_by_mask"] = int(counters_total[gk.SEEDS_MASK_SKIPPED])
     stats["nodes_visited"] = int(counters_total[gk.NODES_VISITED])

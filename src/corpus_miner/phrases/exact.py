@@ -31,6 +31,7 @@ exactly: Q is left-extendable iff a witness has Q's length and a row inside Q's 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
@@ -167,6 +168,68 @@ def _validate_offsets(tokens, doc_offsets):
                              f"({len(tokens)}); pass a TokenCorpus's arrays unchanged")
 
 
+@dataclass
+class MaximalIntervals:
+    """The suffix-array intervals [lb, rb] of every maximal phrase (with its length and df)."""
+
+    sa: np.ndarray
+    full_doc_starts: np.ndarray  # document starts in the text (one terminator per document)
+    lb: np.ndarray
+    rb: np.ndarray
+    length: np.ndarray
+    df: np.ndarray
+    right_maximal: int  # right-maximal frequent intervals before the left-maximality test
+
+    def token_positions(self, rows: np.ndarray) -> np.ndarray:
+        """Token positions of the suffixes at the given suffix-array rows."""
+        text_pos = self.sa[rows].astype(np.int64)
+        return text_pos - (np.searchsorted(self.full_doc_starts, text_pos, side="right") - 1)
+
+
+def maximal_intervals(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_length: int,
+                      stage: Callable[[str], float] | None = None,
+                      seconds: dict | None = None) -> MaximalIntervals:
+    """FHK's core on validated arrays: suffix array, LCP, RMF intervals, left maximality.
+
+    stage(name) is called as each stage starts and returns its start time; the stage's duration
+    goes to seconds[name]."""
+    stage = stage or (lambda name: time.perf_counter())
+    seconds = {} if seconds is None else seconds
+    n_docs = len(doc_offsets) - 1
+    # Stages are ordered so that at most three int32 arrays of N are alive at once (about 12
+    # bytes per token on top of the corpus): the text is dropped while the order is refined and
+    # rebuilt for the LCP, and the inverse suffix array is only made once the LCP is gone.
+    t = stage("text")
+    text, alphabet = build_text(tokens, doc_offsets)
+    seconds["text"] = time.perf_counter() - t
+    t = stage("suffix_array")
+    sa, rank = initial_order(text, alphabet)
+    del text
+    refine_order(sa, rank)
+    del rank
+    seconds["suffix_array"] = time.perf_counter() - t
+    t = stage("lcp")
+    text, _ = build_text(tokens, doc_offsets)
+    plcp = permuted_lcp(text, sa)
+    del text
+    lcp = lcp_from_permuted(plcp, sa)
+    del plcp
+    seconds["lcp"] = time.perf_counter() - t
+    t = stage("traversal")
+    full_doc_starts = doc_offsets + np.arange(n_docs + 1, dtype=np.int64)
+    lb, rb, length, df = right_maximal_frequent_intervals(sa, lcp, full_doc_starts, n_docs,
+                                                          int(sigma), int(min_length))
+    del lcp
+    seconds["traversal"] = time.perf_counter() - t
+    t = stage("left_maximality")
+    inverse = inverse_suffix_array(sa)
+    keep = ~left_extendable(sa, inverse, lb, rb, length)
+    del inverse
+    seconds["left_maximality"] = time.perf_counter() - t
+    return MaximalIntervals(sa, full_doc_starts, lb[keep], rb[keep], length[keep], df[keep],
+                            int(len(keep)))
+
+
 def mine_fhk(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_length: int,
              vocab: Sequence[str], *, progress: Callable[[str], None] | None = None
              ) -> tuple[PhraseTable, dict]:
@@ -198,40 +261,10 @@ def mine_fhk(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_length
                      if sigma > n_docs else "empty corpus")
         return PhraseTable.empty(vocab), stats
 
-    # Stages are ordered so that at most three int32 arrays of N are alive at once (about 12
-    # bytes per token on top of the corpus): the text is dropped while the order is refined and
-    # rebuilt for the LCP, and the inverse suffix array is only made once the LCP is gone.
-    t = stage("text")
-    text, alphabet = build_text(tokens, doc_offsets)
-    seconds["text"] = time.perf_counter() - t
-    t = stage("suffix_array")
-    sa, rank = initial_order(text, alphabet)
-    del text
-    refine_order(sa, rank)
-    del rank
-    seconds["suffix_array"] = time.perf_counter() - t
-    t = stage("lcp")
-    text, _ = build_text(tokens, doc_offsets)
-    plcp = permuted_lcp(text, sa)
-    del text
-    lcp = lcp_from_permuted(plcp, sa)
-    del plcp
-    seconds["lcp"] = time.perf_counter() - t
-    t = stage("traversal")
-    full_doc_starts = doc_offsets + np.arange(n_docs + 1, dtype=np.int64)
-    lb, rb, length, df = right_maximal_frequent_intervals(sa, lcp, full_doc_starts, n_docs,
-                                                          int(sigma), int(min_length))
-    del lcp
-    seconds["traversal"] = time.perf_counter() - t
-    t = stage("left_maximality")
-    inverse = inverse_suffix_array(sa)
-    keep = ~left_extendable(sa, inverse, lb, rb, length)
-    del inverse
-    seconds["left_maximality"] = time.perf_counter() - t
+    found = maximal_intervals(tokens, doc_offsets, sigma, min_length, stage, seconds)
     t = stage("output")
-    lb, rb, length, df = lb[keep], rb[keep], length[keep], df[keep]
-    start = sa[lb].astype(np.int64)
-    start -= np.searchsorted(full_doc_starts, start, side="right") - 1  # text -> token position
+    lb, rb, length, df = found.lb, found.rb, found.length, found.df
+    start = found.token_positions(lb)
     offsets = np.zeros(len(lb) + 1, dtype=np.int64)
     np.cumsum(length, out=offsets[1:])
     flat = np.empty(int(offsets[-1]), dtype=np.uint32)
@@ -239,7 +272,7 @@ def mine_fhk(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_length
     table = PhraseTable(flat, offsets, df.astype(np.int64), (rb - lb + 1).astype(np.int64),
                         vocab).sorted()
     seconds["output"] = time.perf_counter() - t
-    stats.update(phrases=len(table), right_maximal_candidates=int(len(keep)),
+    stats.update(phrases=len(table), right_maximal_candidates=found.right_maximal,
                  seconds_total=time.perf_counter() - started, **rss.report())
     return table, stats
 

@@ -55,7 +55,8 @@ CANDIDATES_WITH_DEAD_OCCURRENCE = 4
 LEFT_CHECKS = 5
 OCCURRENCES_SCANNED = 6
 TOKENS_COMPARED = 7  # token comparisons of the fast path (the common right extension)
-N_COUNTERS = 8
+SEEDS_OVER_BUDGET = 8  # seeds handed back for the suffix-array path (seed_suffix_array.py)
+N_COUNTERS = 9
 
 
 @njit(cache=True, inline="always")
@@ -180,7 +181,8 @@ def has_dead_occurrence(tokens, doc_offsets, doc_table, doc_shift, dead_pos, n_d
 
 @njit(cache=True)
 def grow_seeds(tokens, doc_offsets, doc_table, doc_shift, occurrences, seed_lo, seed_hi, seed_ids,
-               sigma, min_length, word_rank, n_ranks, frequent_bigram, dead, covered):
+               sigma, min_length, word_rank, n_ranks, frequent_bigram, dead, covered,
+               budget_per_occurrence, budget_floor):
     """Grow the seeds `seed_ids` (in that order; occurrences[seed_lo[s]:seed_hi[s]] ascending).
 
     The search runs on the seed's alive occurrences only (dead ones, as of loading the seed, are
@@ -197,8 +199,15 @@ def grow_seeds(tokens, doc_offsets, doc_table, doc_shift, occurrences, seed_lo, 
       none there; see kernels.pack_survivors.)
     word_rank[t] = dense rank of word t if it occurs in >= sigma documents, else -1: only such
     words can extend a frequent phrase, so per-word counters need n_ranks entries, not the vocab.
+    Budget: a seed whose nodes scan more than budget_floor + budget_per_occurrence x (its alive
+    occurrences) occurrences in total is abandoned, its phrases found so far withdrawn (the dead and
+    covered bits they set stay: they are true answers), and its id returned in `over_budget`.
+    Only self-overlapping occurrences get there: a run of m repeats of a short pattern loses one
+    occurrence per level, so the search scans ~m^2/2 occurrences; the suffix-array path grows
+    such a seed in O(m log m).
     Returns (start, length, df, occurrences) of every maximal phrase found (start = position of its
-    first occurrence) and the counters indexed by SEEDS_LEFT_PRUNED ... OCCURRENCES_SCANNED."""
+    first occurrence), the over-budget seed ids and the counters indexed by SEEDS_LEFT_PRUNED ...
+    SEEDS_OVER_BUDGET."""
     counters = np.zeros(N_COUNTERS, dtype=np.int64)
     kmax = 1
     for s in seed_ids:
@@ -224,6 +233,8 @@ def grow_seeds(tokens, doc_offsets, doc_table, doc_shift, occurrences, seed_lo, 
     out_df = np.empty(64, dtype=np.int64)
     out_occ = np.empty(64, dtype=np.int64)
     n_out = 0
+    over_budget = np.empty(len(seed_ids), dtype=np.int64)
+    n_over = 0
 
     for s in seed_ids:
         n = 0
@@ -252,6 +263,8 @@ def grow_seeds(tokens, doc_offsets, doc_table, doc_shift, occurrences, seed_lo, 
         stack_hi[0] = n
         stack_len[0] = 2
         depth = 1
+        n_out_before = n_out
+        budget_left = budget_floor + budget_per_occurrence * n
         while depth > 0:
             depth -= 1
             lo = stack_lo[depth]
@@ -259,6 +272,13 @@ def grow_seeds(tokens, doc_offsets, doc_table, doc_shift, occurrences, seed_lo, 
             length = stack_len[depth]
             counters[NODES_VISITED] += 1
             counters[OCCURRENCES_SCANNED] += hi - lo
+            budget_left -= hi - lo
+            if budget_left < 0:
+                n_out = n_out_before
+                over_budget[n_over] = s
+                n_over += 1
+                counters[SEEDS_OVER_BUDGET] += 1
+                break
             if length > 2 and left_uniform(tokens, doc_offsets, wpos, wdoc, lo, hi):
                 counters[NODES_LEFT_PRUNED] += 1
                 continue
@@ -361,7 +381,7 @@ def grow_seeds(tokens, doc_offsets, doc_table, doc_shift, occurrences, seed_lo, 
             n_out += 1
             mark_found(wpos, lo, hi, length, frequent_bigram, dead, covered)
     return (out_start[:n_out].copy(), out_len[:n_out].copy(), out_df[:n_out].copy(),
-            out_occ[:n_out].copy(), counters)
+            out_occ[:n_out].copy(), over_budget[:n_over].copy(), counters)
 
 
 @njit(cache=True)
