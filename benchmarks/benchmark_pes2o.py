@@ -86,11 +86,17 @@ def load_frame(spark, args, limit: int):
     if mode == "spark":
         from corpus_miner.spark import frames
 
+        from pyspark.sql import functions as F
+
         reader = spark.read.parquet if _is_parquet(args.input_path) else spark.read.json
+        # Spark packs file splits into partitions largest first, so partition order is not file
+        # order: order rows by (file, split, row within the split) instead.
+        file_order = F.struct(F.col("_metadata.file_path"), F.col("_metadata.file_block_start"),
+                              F.monotonically_increasing_id()).alias("_file_order")
         raw = reader(args.input_path).select(F_col(args.id_col).cast("string").alias("id"),
-                                             F_col(args.text_col).alias("text"))
-        ordered, _, _ = frames.with_input_order(raw, None, "text")
-        df = ordered.filter(F_col(frames.ORDER) < limit).drop(frames.ORDER)
+                                             F_col(args.text_col).alias("text"), file_order)
+        ordered, _, _ = frames.with_input_order(raw, "_file_order", "text")
+        df = ordered.filter(F_col(frames.ORDER) < limit).drop(frames.ORDER, "_file_order")
     else:
         table = read_local(args.input_path, limit, args.text_col, args.id_col)
         if mode == "python":
