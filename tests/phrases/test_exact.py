@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpus_miner.errors import ParameterError
+from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.phrases.exact import mine_fhk
 from corpus_miner.phrases.suffix_array import (
     build_text,
@@ -153,10 +153,10 @@ def test_bad_parameters_raise_parameter_error(sigma, min_length, message):
         mine_fhk(tokens, offsets, sigma, min_length, vocab)
 
 
-def test_inconsistent_offsets_raise_parameter_error():
-    with pytest.raises(ParameterError, match="doc_offsets"):
+def test_inconsistent_arrays_raise_input_error_like_bloomspan():
+    with pytest.raises(InputError, match="doc_offsets"):
         mine_fhk(np.arange(4, dtype=np.uint32), np.array([0, 3, 2, 4]), 2, 2, [])
-    with pytest.raises(ParameterError, match="doc_offsets"):
+    with pytest.raises(InputError, match="doc_offsets"):
         mine_fhk(np.arange(4, dtype=np.uint32), np.array([0, 3]), 2, 2, [])
 
 

@@ -27,10 +27,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from corpus_miner.errors import InputError
 from corpus_miner.memory import PeakRss
 from corpus_miner.phrases import growth_kernels as gk
 from corpus_miner.phrases import kernels as k
+from corpus_miner.phrases.inputs import validate_corpus_arrays
 from corpus_miner.phrases.params import MAX_FILTER_BYTES, PhraseParams
 from corpus_miner.phrases.result import PhraseTable
 from corpus_miner.phrases.seed_suffix_array import grow_seed_by_suffix_array
@@ -63,30 +63,6 @@ def _bits(n: int) -> int:
     return max(1, int(n - 1).bit_length()) if n > 1 else 1
 
 
-def _validate_corpus(tokens, doc_offsets, vocab) -> tuple[np.ndarray, np.ndarray, int]:
-    """(uint32 tokens, int64 offsets, vocabulary size covering every id) or InputError."""
-    tokens = np.ascontiguousarray(tokens)
-    if tokens.ndim != 1 or not np.issubdtype(tokens.dtype, np.integer):
-        raise InputError(f"tokens must be a 1-D integer array (got {tokens.dtype}, ndim "
-                         f"{tokens.ndim}); pass TokenCorpus.tokens")
-    largest = int(tokens.max()) if len(tokens) else -1
-    if tokens.dtype != np.uint32:
-        if len(tokens) and (int(tokens.min()) < 0 or largest >= 0xFFFFFFFF):
-            raise InputError("token ids must lie in [0, 2^32 - 1); pass TokenCorpus.tokens")
-        tokens = tokens.astype(np.uint32)
-    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
-    if doc_offsets.ndim != 1 or len(doc_offsets) < 1 or doc_offsets[0] != 0 \
-            or doc_offsets[-1] != len(tokens) or np.any(np.diff(doc_offsets) < 0):
-        raise InputError("doc_offsets must start at 0, never decrease and end at len(tokens) "
-                         f"({len(tokens)}); pass a TokenCorpus's arrays unchanged")
-    if len(vocab) and largest >= len(vocab):
-        raise InputError(f"token id {largest} is outside the vocabulary of {len(vocab)} "
-                         "words; tokens and vocab must come from the same TokenCorpus")
-    if largest == 0xFFFFFFFF:
-        raise InputError("token id 2^32 - 1 is reserved as the document-boundary marker")
-    return tokens, doc_offsets, max(len(vocab), largest + 1)
-
-
 def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_length: int,
                    vocab: Sequence[str], *, filter_bytes: int | None = None,
                    num_hashes: int = 1, progress: Callable[[str], None] | None = None,
@@ -102,7 +78,7 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
     params = PhraseParams(sigma=sigma, min_length=min_length, filter_bytes=filter_bytes,
                           num_hashes=num_hashes)
     sigma, min_length = params.sigma, params.min_length
-    tokens, doc_offsets, vocab_size = _validate_corpus(tokens, doc_offsets, vocab)
+    tokens, doc_offsets, vocab_size = validate_corpus_arrays(tokens, doc_offsets, vocab)
     n_tokens, n_docs = len(tokens), len(doc_offsets) - 1
     rss = PeakRss()
     stats: dict = {"algorithm": "bloomspan", "tokens": n_tokens, "documents": n_docs,

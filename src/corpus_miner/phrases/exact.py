@@ -37,8 +37,8 @@ from typing import Callable, Sequence
 import numpy as np
 from numba import njit
 
-from corpus_miner.errors import ParameterError
 from corpus_miner.memory import PeakRss
+from corpus_miner.phrases.inputs import checked_doc_offsets
 from corpus_miner.phrases.params import PhraseParams
 from corpus_miner.phrases.result import PhraseTable
 from corpus_miner.phrases.suffix_array import (
@@ -161,13 +161,6 @@ def left_extendable(sa, inverse, lb, rb, length) -> np.ndarray:
     return extendable
 
 
-def _validate_offsets(tokens, doc_offsets):
-    if doc_offsets.ndim != 1 or len(doc_offsets) < 1 or doc_offsets[0] != 0 \
-            or doc_offsets[-1] != len(tokens) or np.any(np.diff(doc_offsets) < 0):
-        raise ParameterError("doc_offsets must start at 0, never decrease and end at len(tokens) "
-                             f"({len(tokens)}); pass a TokenCorpus's arrays unchanged")
-
-
 @dataclass
 class MaximalIntervals:
     """The suffix-array intervals [lb, rb] of every maximal phrase (with its length and df)."""
@@ -238,11 +231,10 @@ def mine_fhk(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_length
     progress, if given, is called with the name of each stage as it starts.
     Returns the PhraseTable in canonical order (PhraseTable.sorted) and a stats dict.
     """
-    tokens = np.ascontiguousarray(tokens)
-    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
     params = PhraseParams(sigma=sigma, min_length=min_length, algorithm="fhk")
     sigma, min_length = params.sigma, params.min_length
-    _validate_offsets(tokens, doc_offsets)
+    tokens = np.ascontiguousarray(tokens)  # any ids up to 2^32 - 1: fhk makes them dense itself
+    doc_offsets = checked_doc_offsets(tokens, doc_offsets)
     n_docs = len(doc_offsets) - 1
     stats: dict = {"algorithm": "fhk", "tokens": int(len(tokens)), "documents": n_docs,
                    "sigma": int(sigma), "min_length": int(min_length), "seconds": {}}
