@@ -80,6 +80,21 @@ def test_band_keys_and_bloom_bits_equal_local(df, use_pandas_udf):
     np.testing.assert_array_equal(keys, local.band_keys(TEXTS))
 
 
+@pytest.mark.parametrize("use_pandas_udf", [True, False])
+def test_transform_with_and_without_keys_and_on_its_own_output(df, use_pandas_udf):
+    model = SparkLSHBloom(num_perm=64, use_pandas_udf=use_pandas_udf).fit(df.filter(df["extra"] < 20))
+    with_keys = model.transform(df)
+    assert with_keys.columns == [*df.columns, "band_keys", "is_duplicate"]
+    flags = _column(with_keys.toPandas(), "is_duplicate")
+    assert flags[:20].all() and not flags.all()  # the fitted rows, and not every other row
+    without = model.transform(df, return_band_keys=False)
+    assert without.columns == [*df.columns, "is_duplicate"]
+    np.testing.assert_array_equal(_column(without.toPandas(), "is_duplicate"), flags)
+    again = model.transform(with_keys)  # columns replaced in place, not added twice
+    assert again.columns == with_keys.columns
+    np.testing.assert_array_equal(_column(again.toPandas(), "is_duplicate"), flags)
+
+
 @pytest.mark.parametrize("mode", ["lshbloom", "minhash_lsh"])
 def test_index_cross_loading(spark, df, tmp_path, mode):
     """Spark-fitted index -> local engine and local-fitted index -> Spark give the same answers."""

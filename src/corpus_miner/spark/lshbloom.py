@@ -185,9 +185,18 @@ class SparkLSHBloom:
         (array<bigint>: the uint64 keys' bits); minhash_lsh also adds `duplicate_of` (an id)."""
         self._check_fitted()
         self._checked(new_df, text_col, id_col, "transform")
+        spark = new_df.sparkSession
+        if self.params_.mode == "lshbloom" and self.use_pandas_udf:
+            query, _ = filters.text_query_column(spark, self.bloom_, self.params_, text_col,
+                                                 return_band_keys)
+            if not return_band_keys:
+                return new_df.withColumn("is_duplicate", query)
+            return new_df.withColumn("_cm_query", query) \
+                .withColumn(KEYS, F.col(f"_cm_query.{KEYS}")) \
+                .withColumn("is_duplicate", F.col("_cm_query.is_duplicate")).drop("_cm_query")
         keyed = new_df.withColumn(KEYS, self._keys_column(self.params_, text_col))
         if self.params_.mode == "lshbloom":
-            hits, _ = filters.bloom_hits_column(new_df.sparkSession, self.bloom_, self.bands_)
+            hits, _ = filters.bloom_hits_column(spark, self.bloom_, self.bands_)
             result = keyed.withColumn("is_duplicate", hits)
         else:
             result = self._transform_band_table(keyed)
