@@ -42,22 +42,9 @@ def test_segment_merge_equals_one_filter_of_all_keys(parts, segment_bytes):
             shipped.setdefault(segment, []).append(raw)
     merged = {}
     for segment, raws in shipped.items():
-        group = pd.DataFrame({"kind": batches.SEGMENT, "key": segment, "bits": raws})
-        row = batches.merge_group(group)
+        row = batches.or_segments(pd.DataFrame({"key": segment, "bits": raws}))
         assert len(row) == 1 and row["key"].iloc[0] == segment
         merged[segment] = row["bits"].iloc[0]
     whole = BloomFilter(num_bits, num_hashes)
     whole.add(np.concatenate(parts))
     assert batches.assemble_filter(num_bits, num_hashes, merged.items(), segment_bytes) == whole
-    base = BloomFilter(num_bits, num_hashes)
-    base.add(np.array([12345], np.uint64))
-    before = base.copy()
-    onto = batches.assemble_filter(num_bits, num_hashes, merged.items(), segment_bytes, base=base)
-    assert onto == whole.merge(base) and base == before  # base itself is left unchanged
-
-
-def test_hit_rows_of_one_key_concatenate():
-    hits = [np.array([3, 9], np.int64), np.array([4], np.int64)]
-    group = pd.DataFrame({"kind": batches.HITS, "key": 3, "bits": [h.tobytes() for h in hits]})
-    merged = batches.merge_group(group)["bits"].iloc[0]
-    assert list(np.frombuffer(merged, np.int64)) == [3, 9, 4]

@@ -53,26 +53,18 @@ def filter_segments(bloom: BloomFilter, segment_bytes: int = SEGMENT_BYTES):
             yield segment, chunk.tobytes()
 
 
-HITS, SEGMENT = 0, 1
-"""Kinds of the rows a filter pass ships: a batch's hits (ORDERs as int64 bytes) or a segment."""
-
-
-def merge_group(group: pd.DataFrame) -> pd.DataFrame:
-    """One output row for rows of equal (kind, key): hits concatenated, segments OR-ed."""
-    raws = [np.frombuffer(raw, np.uint8) for raw in group["bits"]]
-    if int(group["kind"].iloc[0]) == HITS:
-        merged = np.concatenate(raws)
-    else:
-        merged = raws[0].copy()
-        for raw in raws[1:]:
-            merged |= raw
+def or_segments(group: pd.DataFrame) -> pd.DataFrame:
+    """The shipped copies of one filter segment (rows of equal `key`) OR-ed into one row."""
+    merged = np.frombuffer(group["bits"].iloc[0], np.uint8).copy()
+    for raw in group["bits"].iloc[1:]:
+        merged |= np.frombuffer(raw, np.uint8)
     return group.iloc[:1].assign(bits=[merged.tobytes()])
 
 
-def assemble_filter(num_bits: int, num_hashes: int, segments, segment_bytes: int = SEGMENT_BYTES,
-                    base: BloomFilter | None = None) -> BloomFilter:
-    """A filter from merged (segment index, bytes) pairs, OR-ed onto `base` when given."""
-    bloom = base.copy() if base is not None else BloomFilter(num_bits, num_hashes)
+def assemble_filter(num_bits: int, num_hashes: int, segments,
+                    segment_bytes: int = SEGMENT_BYTES) -> BloomFilter:
+    """A filter from merged (segment index, bytes) pairs."""
+    bloom = BloomFilter(num_bits, num_hashes)
     for segment, raw in segments:
         start = segment * segment_bytes
         part = np.frombuffer(raw, np.uint8)

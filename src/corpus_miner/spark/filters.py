@@ -15,7 +15,7 @@ from corpus_miner.dedup.params import LSHBloomParams
 from corpus_miner.spark import batches
 from corpus_miner.spark.frames import KEYS, ORDER, band_keys_column
 
-_SHIPPED = "kind int, key long, bits binary"
+_SHIPPED = "key long, bits binary"  # key: group x segments per filter + segment
 
 
 def keys_from_column(bands: int):
@@ -52,12 +52,11 @@ def build_filters(rows: DataFrame, keys_of, num_bits: int, num_hashes: int,
                 bloom.add(keys[groups == group])
         for group, bloom in blooms.items():
             segments = list(batches.filter_segments(bloom))
-            yield pd.DataFrame({"kind": batches.SEGMENT,
-                                "key": [group * per_filter + s for s, _ in segments],
-                                "bits": [b for _, b in segments]}, columns=["kind", "key", "bits"])
+            yield pd.DataFrame({"key": [group * per_filter + s for s, _ in segments],
+                                "bits": [b for _, b in segments]}, columns=["key", "bits"])
 
-    merged = rows.mapInPandas(partition_pass, _SHIPPED).groupBy("kind", "key") \
-        .applyInPandas(batches.merge_group, _SHIPPED).toArrow()
+    merged = rows.mapInPandas(partition_pass, _SHIPPED).groupBy("key") \
+        .applyInPandas(batches.or_segments, _SHIPPED).toArrow()
     found: list[list] = [[] for _ in range(n_groups)]
     for key, raw in zip(merged.column("key").to_pylist(), merged.column("bits").to_pylist()):
         found[key // per_filter].append((key % per_filter, raw))
