@@ -162,7 +162,8 @@ def _sized_by_input(args: argparse.Namespace, model: LSHBloom, stats: ReadStats)
         keys.append(model.band_keys(batch.texts))
         if from_stdin:
             kept.append(batch)
-    result = model.deduplicate_keys(np.concatenate(keys) if keys else np.zeros((0, bands), np.uint64))
+    all_keys = np.concatenate(keys) if keys else np.zeros((0, bands), np.uint64)
+    result = model.deduplicate_keys(all_keys)
     batches = kept if from_stdin else _read(args, ReadStats(), "writing")
     changed = InputError(f"the inputs changed while being deduplicated ({len(result):,} "
                          "documents on the first read, a different count on the second); run "

@@ -215,8 +215,8 @@ def shingle_hashes_kernel(data, offsets, shingle_size, word_mode, max_shingles):
     """Shingle hashes of every document: (flat uint64 hashes, int64 per-document offsets).
 
     max_shingles >= 0: a document with more shingles keeps its max_shingles smallest distinct
-    hashes, in unspecified order (hashed into a scratch buffer, so the full lists never exist at once);
-    max_shingles < 0: no cap."""
+    hashes, in unspecified order (hashed into a scratch buffer first: the full lists of all
+    documents never exist at once); max_shingles < 0: no cap."""
     n_docs = len(offsets) - 1
     units = _unit_counts(data, offsets, word_mode)
     counts = np.empty(n_docs, np.int64)
@@ -231,7 +231,7 @@ def shingle_hashes_kernel(data, offsets, shingle_size, word_mode, max_shingles):
     hashes = np.empty(kept_total, np.uint64)
     scratch = np.empty(longest_count, np.uint64)
     under = np.empty(longest_count + 1, np.uint64)
-    starts = np.empty(longest_units + 1, np.int64)  # byte start of each unit of the current document
+    starts = np.empty(longest_units + 1, np.int64)  # byte start of each unit of one document
     out_offsets = np.zeros(n_docs + 1, np.int64)
     trim = 1 if word_mode else 0
     kept = 0

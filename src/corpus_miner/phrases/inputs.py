@@ -8,7 +8,7 @@ from corpus_miner.errors import InputError
 
 
 def checked_doc_offsets(tokens: np.ndarray, doc_offsets) -> np.ndarray:
-    """doc_offsets as contiguous int64, or InputError when they do not cut `tokens` into documents."""
+    """doc_offsets as contiguous int64, or InputError if they do not cut `tokens` into documents."""
     doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
     if doc_offsets.ndim != 1 or len(doc_offsets) < 1 or doc_offsets[0] != 0 \
             or doc_offsets[-1] != len(tokens) or np.any(np.diff(doc_offsets) < 0):
