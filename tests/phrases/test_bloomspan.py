@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from corpus_miner.errors import InputError, ParameterError
-from corpus_miner.phrases.bloomspan import default_filter_bytes, mine_bloomspan
+from corpus_miner.phrases.bloomspan import KEY_LAYOUTS, default_filter_bytes, mine_bloomspan
 from tests.phrases.oracle import brute_force_mcfp
 
 TOY = ["new laptop acer swift free shipping on orders over 50 dollars",
@@ -67,13 +67,13 @@ def planted_corpora(draw):
 
 @settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(planted_corpora(), st.sampled_from([None, 64, 128, 4096]), st.integers(1, 3),
-       st.booleans())
-def test_matches_brute_force(case, filter_bytes, num_hashes, wide_keys):
+       st.sampled_from(KEY_LAYOUTS))
+def test_matches_brute_force(case, filter_bytes, num_hashes, key_layout):
     docs, alphabet, sigma, min_length = case
     tokens, offsets = arrays(docs)
     table, stats = mine_bloomspan(tokens, offsets, sigma, min_length,
                                   [str(i) for i in range(alphabet)], filter_bytes=filter_bytes,
-                                  num_hashes=num_hashes, wide_keys=wide_keys)
+                                  num_hashes=num_hashes, key_layout=key_layout)
     assert table.key_set() == brute_force_mcfp(docs, sigma, min_length)
     assert len(table.key_set()) == len(table)  # no phrase twice
     assert stats["phrases"] == len(table)
@@ -94,8 +94,8 @@ def test_equals_fhk(case):
 
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(planted_corpora(), st.booleans())
-def test_suffix_array_path_for_every_seed_matches_brute_force(case, wide_keys):
+@given(planted_corpora(), st.sampled_from(KEY_LAYOUTS))
+def test_suffix_array_path_for_every_seed_matches_brute_force(case, key_layout):
     """With a zero growth budget every seed goes through seed_suffix_array: same answer, same
     coverage as the depth-first growth."""
     import corpus_miner.phrases.bloomspan as bloomspan
@@ -108,7 +108,7 @@ def test_suffix_array_path_for_every_seed_matches_brute_force(case, wide_keys):
         patch.setattr(bloomspan, "GROWTH_BUDGET_PER_OCCURRENCE", 0)
         patch.setattr(bloomspan, "GROWTH_BUDGET_FLOOR", 0)
         table, stats = mine_bloomspan(tokens, offsets, sigma, min_length, vocab,
-                                      wide_keys=wide_keys)
+                                      key_layout=key_layout)
     assert table.key_set() == brute_force_mcfp(docs, sigma, min_length)
     assert list(table.rows()) == list(grown.rows())
     if "note" in stats:  # empty corpus or sigma above the document count: no growth at all

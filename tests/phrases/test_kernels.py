@@ -17,6 +17,25 @@ from corpus_miner.phrases import kernels as k
 M64 = (1 << 64) - 1
 
 
+def test_bigram_ids_survive_table_growth():
+    """Far more distinct bigrams than the first table holds: ids stay one per bigram."""
+    rng = np.random.default_rng(8)
+    tokens = rng.integers(0, 3000, size=300_000).astype(np.uint32)
+    starts_pair = np.arange(len(tokens)) < len(tokens) - 1  # every position but the last
+    survivors = np.packbits(starts_pair, bitorder="little")
+    dead = k.bitmask_new(len(tokens))
+    n = len(tokens) - 1
+    occ, n_ids = k.pack_survivors_by_bigram_id(tokens, survivors, dead, n, 19)
+    ids, positions = occ >> np.uint64(19), occ & np.uint64((1 << 19) - 1)
+    assert positions.tolist() == list(range(n))
+    pairs = tokens[:-1].astype(np.uint64) << np.uint64(32) | tokens[1:].astype(np.uint64)
+    distinct = len(np.unique(pairs))
+    assert n_ids == distinct > (1 << 16)
+    # the same bigram always gets the same id, different bigrams different ids
+    assert len(np.unique(ids)) == distinct
+    assert len(np.unique(pairs.astype(object) * (1 << 40) + ids.astype(object))) == distinct
+
+
 def random_corpus(rng, n_docs=30, alphabet=6, max_len=25):
     docs = [list(rng.integers(0, alphabet, size=int(rng.integers(0, max_len))))
             for _ in range(n_docs)]
@@ -142,7 +161,7 @@ def test_survivors_are_exactly_the_cells_over_threshold(corpus):
     assert got == expected and kept == len(expected)
 
 
-@pytest.mark.parametrize("packed", [True, False])
+@pytest.mark.parametrize("packed", ["ranks", "bigram_ids", None])
 def test_exact_seeds_match_dictionary_counting(corpus, packed):
     """Seeds = bigrams whose packed (surviving, not dead) occurrences cover >= sigma documents."""
     docs, tokens, offsets = corpus
@@ -162,7 +181,12 @@ def test_exact_seeds_match_dictionary_counting(corpus, packed):
     table = k.doc_block_table(offsets, shift)
     rank = k.word_ranks(np.ones(8, dtype=bool))
     if packed:
-        occ = k.pack_survivors(tokens, survivors, dead, len(packed_positions), rank, 3, 12)
+        if packed == "ranks":
+            occ = k.pack_survivors(tokens, survivors, dead, len(packed_positions), rank, 3, 12)
+        else:
+            occ, n_ids = k.pack_survivors_by_bigram_id(tokens, survivors, dead,
+                                                       len(packed_positions), 12)
+            assert n_ids == len({(int(tokens[p]), int(tokens[p + 1])) for p in packed_positions})
         occ.sort()
         lo, hi, df = k.exact_seeds(occ, np.empty(0, np.int64), 12, offsets, table, shift, sigma)
         k.unpack_positions_inplace(occ, 12)
@@ -328,7 +352,7 @@ def test_kernels_without_jit():
             tokens = np.array([t for d in docs for t in d], dtype=np.uint32)
             offsets = np.cumsum([0] + [len(d) for d in docs])
             table, _ = mine_bloomspan(tokens, offsets, 2, 2, ["a", "b", "c"], filter_bytes=64,
-                                      wide_keys=bool(trial % 2))
+                                      key_layout=("ranks", "bigram_ids", "pairs")[trial % 3])
             assert table.key_set() == brute_force_mcfp(docs, 2, 2), (docs, table.key_set())
         print("ok")
     """)

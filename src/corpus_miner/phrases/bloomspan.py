@@ -16,8 +16,10 @@ The proofs that the shortcuts never change the answer are in growth_kernels.py.
 Memory on top of the corpus: 8 bytes per packed occurrence (the keys, sorted in place and reused
 as the occurrence lists), the filter (1/4 byte per candidate bigram by default),
 three bit masks (3/8 byte per token), 6 bytes per vocabulary word while counting word df, and
-work buffers sized by the largest seed. Packed keys need 2 x bits(frequent words) + bits(tokens)
-<= 64; beyond that a slower unpacked sort (about 5x the memory) takes over.
+work buffers sized by the largest seed. Packed keys of word ranks need 2 x bits(frequent words) +
+bits(tokens) <= 64 (up to 65k frequent words at 2^32 tokens); beyond that each distinct surviving
+bigram gets a dense id (a hash table of 16 bytes per slot, at most half full) and the keys stay
+8 bytes; only when even those ids do not fit does an unpacked sort (about 5x the memory) take over.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from corpus_miner.errors import ParameterError
 from corpus_miner.memory import PeakRss
 from corpus_miner.phrases import growth_kernels as gk
 from corpus_miner.phrases import kernels as k
@@ -35,6 +38,7 @@ from corpus_miner.phrases.params import MAX_FILTER_BYTES, PhraseParams
 from corpus_miner.phrases.result import PhraseTable
 from corpus_miner.phrases.seed_suffix_array import grow_seed_by_suffix_array
 
+KEY_LAYOUTS = ("auto", "ranks", "bigram_ids", "pairs")
 SEEDS_PER_CALL = 1 << 14  # growth runs in chunks so that progress can be reported between them
 # A seed whose depth-first growth scans more than FLOOR + PER_OCCURRENCE x its occurrences is
 # grown by suffix array instead (periodic runs; see seed_suffix_array.py). Ordinary seeds scan
@@ -66,15 +70,20 @@ def _bits(n: int) -> int:
 def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_length: int,
                    vocab: Sequence[str], *, filter_bytes: int | None = None,
                    num_hashes: int = 1, progress: Callable[[str], None] | None = None,
-                   wide_keys: bool = False) -> tuple[PhraseTable, dict]:
+                   key_layout: str = "auto") -> tuple[PhraseTable, dict]:
     """Every maximal contiguous frequent phrase (exact), the BloomSpan way.
 
     tokens: uint32 token ids of all documents concatenated; doc_offsets: int64, n_docs + 1.
     progress, if given, is called with the name of each stage as it starts (and "growth i/n"
-    between chunks of seeds). wide_keys forces the unpacked (bigram, position) sort used when
-    the packed 64-bit key does not fit (for tests). Returns the PhraseTable in canonical order
-    (PhraseTable.sorted) and a stats dict (counts, shares, seconds per stage, peak RSS).
+    between chunks of seeds). key_layout picks how occurrences are sorted into seeds: "ranks"
+    (word ranks and position in one uint64), "bigram_ids" (a dense id per distinct bigram and the
+    position: when there are too many frequent words for "ranks"), "pairs" (an unpacked stable
+    sort, about 5x the memory: when neither fits) or "auto" (the first that fits; the others are
+    for tests). Returns the PhraseTable in canonical order (PhraseTable.sorted) and a stats dict
+    (counts, shares, seconds per stage, peak RSS).
     """
+    if key_layout not in KEY_LAYOUTS:
+        raise ParameterError(f"key_layout must be one of {KEY_LAYOUTS}, got {key_layout!r}")
     params = PhraseParams(sigma=sigma, min_length=min_length, filter_bytes=filter_bytes,
                           num_hashes=num_hashes)
     sigma, min_length = params.sigma, params.min_length
@@ -142,12 +151,22 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
     doc_shift = k.doc_block_shift(n_tokens, n_docs)
     doc_table = k.doc_block_table(doc_offsets, doc_shift)
     rank_bits, pos_bits = _bits(int(word_ok.sum())), _bits(n_tokens)
-    packed_mode = 2 * rank_bits + pos_bits <= 64 and not wide_keys
-    stats["packed_keys"] = bool(packed_mode)
     n_packed = n_survivors - n_short  # short-run positions start no phrase of length >= L
-    if packed_mode:
+    layout = key_layout
+    if layout == "auto":
+        layout = "ranks" if 2 * rank_bits + pos_bits <= 64 else "bigram_ids"
+    occurrences = None
+    if layout == "ranks":
         occurrences = k.pack_survivors(tokens, survivors, dead, n_packed, word_rank, rank_bits,
                                        pos_bits)
+    elif layout == "bigram_ids":
+        occurrences, n_ids = k.pack_survivors_by_bigram_id(tokens, survivors, dead, n_packed,
+                                                           pos_bits)
+        stats["distinct_bigrams_packed"] = int(n_ids)
+        if len(occurrences) != n_packed:  # more distinct bigrams than 64 - pos_bits bits hold
+            occurrences, layout = None, "pairs"
+    stats["key_layout"] = layout
+    if occurrences is not None:
         occurrences.sort()  # numpy's SIMD sort: bigram then position, one uint64 each
         seed_lo, seed_hi, seed_df = k.exact_seeds(occurrences, np.empty(0, np.int64), pos_bits,
                                                   doc_offsets, doc_table, doc_shift, sigma)

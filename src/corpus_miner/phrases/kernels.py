@@ -216,6 +216,72 @@ def pack_survivors(tokens, survivors, dead, n_packed, word_rank, rank_bits, pos_
     return out
 
 
+_NO_BIGRAM = np.uint64(0xFFFFFFFFFFFFFFFF)  # empty slot: ids are < 2^32 - 1, so no bigram is this
+
+
+@njit(cache=True)
+def pack_survivors_by_bigram_id(tokens, survivors, dead, n_packed, pos_bits):
+    """Like pack_survivors, with a dense id per distinct surviving bigram instead of the two
+    word ranks: (id << pos_bits) | position. For corpora with more frequent words than the
+    rank layout fits (2 x bits(ranks) + bits(tokens) > 64), this still fits whenever
+    bits(distinct bigrams) + bits(tokens) <= 64 (always, up to 2^32 tokens), at 8 bytes per
+    occurrence plus a hash table of the distinct bigrams (16 bytes per slot, at most half full).
+    Ids are given in first-seen order; the seeds' Psi order does not depend on them.
+    Returns (packed keys, number of ids), or an empty array when the ids outgrow 64 - pos_bits."""
+    out = np.empty(n_packed, dtype=np.uint64)
+    max_ids = np.int64(1) << np.int64(min(64 - pos_bits, 62))
+    slots = 1 << 16
+    table = np.full(slots, _NO_BIGRAM, dtype=np.uint64)
+    table_ids = np.empty(slots, dtype=np.int64)
+    n_ids = 0
+    k = 0
+    n = len(tokens)
+    shift = np.uint64(pos_bits)
+    for byte in range(len(survivors)):
+        if survivors[byte] & ~dead[byte] == 0:
+            continue
+        for i in range(byte << 3, min((byte << 3) + 8, n)):
+            if not bit_get(survivors, i) or bit_get(dead, i):
+                continue
+            key = (np.uint64(tokens[i]) << np.uint64(32)) | np.uint64(tokens[i + 1])
+            mask = np.uint64(slots - 1)
+            j = np.int64(bigram_hash(tokens[i], tokens[i + 1]) & mask)
+            while table[j] != key and table[j] != _NO_BIGRAM:
+                j = (j + 1) & (slots - 1)
+            if table[j] == _NO_BIGRAM:
+                if n_ids == max_ids:
+                    return out[:0], n_ids
+                table[j] = key
+                table_ids[j] = n_ids
+                n_ids += 1
+                if 2 * n_ids > slots:  # keep the table at most half full
+                    table, table_ids = _rehash(table, table_ids, 2 * slots)
+                    slots *= 2
+                    mask = np.uint64(slots - 1)
+                    j = np.int64(bigram_hash(tokens[i], tokens[i + 1]) & mask)
+                    while table[j] != key:
+                        j = (j + 1) & (slots - 1)
+            out[k] = (np.uint64(table_ids[j]) << shift) | np.uint64(i)
+            k += 1
+    return out, n_ids
+
+
+@njit(cache=True)
+def _rehash(table, table_ids, slots):
+    bigger = np.full(slots, _NO_BIGRAM, dtype=np.uint64)
+    bigger_ids = np.empty(slots, dtype=np.int64)
+    for old in range(len(table)):
+        key = table[old]
+        if key == _NO_BIGRAM:
+            continue
+        j = np.int64(bigram_hash(key >> np.uint64(32), key & _LOW32) & np.uint64(slots - 1))
+        while bigger[j] != _NO_BIGRAM:
+            j = (j + 1) & (slots - 1)
+        bigger[j] = key
+        bigger_ids[j] = table_ids[old]
+    return bigger, bigger_ids
+
+
 @njit(cache=True)
 def survivor_positions(survivors, dead, n_packed, n_tokens):
     """Ascending surviving, not dead positions (fallback path when packing does not fit)."""
