@@ -57,6 +57,18 @@ def test_any_partitioning_gives_the_same_answer(spark, frame, expected):
     assert banding.band_entries_ == local.index_.num_keys
 
 
+def test_many_chunks_in_small_waves_give_the_same_answer(spark, frame, expected, monkeypatch):
+    """A wave budget of one filter: 7 chunks go through 7 build + query waves."""
+    import corpus_miner.spark.lshbloom as spark_lshbloom
+
+    monkeypatch.setattr(spark_lshbloom, "WAVE_BYTES", 1)
+    model = SparkLSHBloom(**{**PARAMS, "deduplicate_chunks": 7})
+    result = model.deduplicate(spark.createDataFrame(frame), annotate=True).toPandas()
+    np.testing.assert_array_equal(_flags(result), expected.is_duplicate)
+    assert model.bloom == LSHBloom(**{k: v for k, v in PARAMS.items()
+                                      if k != "deduplicate_chunks"}).fit(TEXTS).index_
+
+
 def test_retried_tasks_give_the_same_answer(spark, frame, expected, tmp_path):
     """Partition 0 fails after its first batch on its first attempt of every stage; Spark retries
     it (master local[2,4]) and the filter and the duplicates are those of a clean run."""

@@ -30,6 +30,7 @@ from corpus_miner.spark import filters, frames
 from corpus_miner.spark.frames import FIRST, KEY, KEYS, ORDER
 
 DEFAULT_CHUNKS = 4
+WAVE_BYTES = 256 << 20  # one-shot lshbloom dedup: filters per wave (driver memory, broadcasts)
 
 
 class _class_or_instance_method:
@@ -250,24 +251,33 @@ class SparkLSHBloom:
     def _chunked_bloom_dedup(self, keyed: DataFrame, n_documents: int) -> pd.DataFrame:
         """ORDER of every duplicate. Rows are cut into chunks of consecutive ORDERs; band keys
         shared inside a chunk are found exactly (one shuffle for all chunks); every row of chunk
-        c is queried against the filter of chunks 0..c-1. Two passes whatever the number of
-        chunks: one builds every chunk's filter, one queries the prefix ORs (broadcast)."""
+        c is queried against the filter of chunks 0..c-1.
+
+        Chunks go in waves of as many as WAVE_BYTES of filters hold (all of them at the default
+        4 chunks): per wave, one pass builds each chunk's filter and one pass queries the prefix
+        ORs (broadcast), so driver memory and broadcasts stay bounded for any number of chunks."""
         chunks = max(1, min(self.deduplicate_chunks, n_documents))
         chunk_of = F.expr(f"{ORDER} * {chunks} div {max(n_documents, 1)}").alias("_cm_chunk")
         with_chunks = keyed.select(ORDER, KEYS, chunk_of)
         inside = frames.later_rows(frames.key_groups(with_chunks, ("_cm_chunk",)))
         found = [inside.select(ORDER).toArrow().column(0).to_numpy()]
-        empty = self._empty_filter(n_documents)
+        earlier = self._empty_filter(n_documents)  # the filter of every chunk before the wave
         keys_of = filters.keys_from_column(self.bands_)
-        per_chunk = filters.build_filters(with_chunks, keys_of, empty.num_bits, empty.num_hashes,
-                                          "_cm_chunk", chunks)
-        earlier = [empty]  # earlier[c]: the filter of chunks before c
-        for bloom in per_chunk:
-            earlier.append(earlier[-1].merge(bloom))
-        if chunks > 1:
-            found.append(filters.query_hits(with_chunks.filter(F.col("_cm_chunk") > 0), keys_of,
-                                            earlier[:chunks], "_cm_chunk"))
-        self.bloom_ = earlier[-1]
+        per_wave = max(1, WAVE_BYTES // max(earlier.bits.nbytes, 1))
+        for first in range(0, chunks, per_wave):
+            last = min(first + per_wave, chunks)
+            in_wave = F.col("_cm_chunk").between(first, last - 1)
+            rows = with_chunks.filter(in_wave).select(
+                ORDER, KEYS, (F.col("_cm_chunk") - first).alias("_cm_wave_chunk"))
+            prefixes = []
+            for bloom in filters.build_filters(rows, keys_of, earlier.num_bits, earlier.num_hashes,
+                                               "_cm_wave_chunk", last - first):
+                prefixes.append(earlier)
+                earlier = earlier.merge(bloom)
+            if last > 1:  # chunk 0 has nothing before it
+                queried = rows.filter(F.col("_cm_wave_chunk") + first > 0)
+                found.append(filters.query_hits(queried, keys_of, prefixes, "_cm_wave_chunk"))
+        self.bloom_ = earlier
         orders = np.unique(np.concatenate(found).astype(np.int64))
         return pd.DataFrame({ORDER: orders})
 
