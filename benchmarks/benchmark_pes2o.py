@@ -298,8 +298,17 @@ def main(argv=None) -> int:
     warm, _ = load_frame(spark, args, 200)  # JIT caches and Python workers, outside the timings
     model_for(args, "lshbloom").fit(warm)
     warm.unpersist()
+    measured = set()
     for size in sizes:
         df, n_docs = load_frame(spark, args, size)
+        if n_docs < size:
+            print(f"--sizes {size}: the input holds only {n_docs} documents"
+                  + ("; already measured, skipped" if n_docs in measured else
+                     f"; measuring {n_docs}"), file=sys.stderr)
+        if n_docs in measured:
+            df.unpersist()
+            continue
+        measured.add(n_docs)
         work = out_dir / f"n{n_docs}"
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
