@@ -39,6 +39,26 @@ def test_no_false_negatives_and_bits_match_positions(keys, num_bits, num_hashes)
     assert np.array_equal(np.unpackbits(bloom.bits, bitorder="little")[:num_bits], expected)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=60), st.integers(8, 600),
+       st.integers(1, 6), st.data())
+def test_add_counting_marks_positions_hit_twice(keys, num_bits, num_hashes, data):
+    """`twice` = exactly the positions hit by two or more insertions; a repeated key is in it."""
+    keys = keys + data.draw(st.lists(st.sampled_from(keys), max_size=10))  # some keys twice
+    bloom, twice = BloomFilter(num_bits, num_hashes), BloomFilter(num_bits, num_hashes)
+    bloom.add_counting(np.array(keys, np.uint64), twice)
+    hits = np.zeros(num_bits, np.int64)
+    for k in keys:
+        for position in ref.bloom_positions(k, num_bits, num_hashes):
+            hits[position] += 1
+    assert np.array_equal(np.unpackbits(twice.bits, bitorder="little")[:num_bits], hits >= 2)
+    plain = BloomFilter(num_bits, num_hashes)
+    plain.add(np.array(keys, np.uint64))
+    assert bloom == plain
+    repeated = [k for k in set(keys) if keys.count(k) > 1]
+    assert twice.contains(np.array(repeated, np.uint64)).all()
+
+
 def test_sizing_formula():
     assert math.isclose(key_fp_prob(0.01, 10), 1 - 0.99 ** 0.1)
     num_bits, num_hashes = bloom_size(1000, 0.001)

@@ -48,3 +48,24 @@ def test_segment_merge_equals_one_filter_of_all_keys(parts, segment_bytes):
     whole = BloomFilter(num_bits, num_hashes)
     whole.add(np.concatenate(parts))
     assert batches.assemble_filter(num_bits, num_hashes, merged.items(), segment_bytes) == whole
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(keys_arrays, min_size=1, max_size=4), st.sampled_from([1, 7, 64]))
+def test_counted_segment_merge_equals_counting_all_keys_in_one_filter(parts, segment_bytes):
+    """(filter, twice) per partition, merged segment by segment = counting every key in one."""
+    num_bits, num_hashes = 700, 3
+    shipped: dict[int, list[bytes]] = {}
+    for keys in parts:
+        local, twice = BloomFilter(num_bits, num_hashes), BloomFilter(num_bits, num_hashes)
+        local.add_counting(keys, twice)
+        for segment, raw in batches.filter_segments(local, segment_bytes, twice=twice):
+            shipped.setdefault(segment, []).append(raw)
+    merged = {segment: batches.merge_counted_segments(
+        pd.DataFrame({"key": segment, "bits": raws}))["bits"].iloc[0]
+        for segment, raws in shipped.items()}
+    whole, whole_twice = BloomFilter(num_bits, num_hashes), BloomFilter(num_bits, num_hashes)
+    whole.add_counting(np.concatenate(parts), whole_twice)
+    bloom, twice = batches.assemble_filter(num_bits, num_hashes, merged.items(), segment_bytes,
+                                           counted=True)
+    assert bloom == whole and twice == whole_twice

@@ -113,6 +113,23 @@ def bloom_add_kernel(bits, keys, num_bits, num_hashes):
 
 
 @njit(cache=True)
+def bloom_add_counting_kernel(bits, twice, keys, num_bits, num_hashes):
+    """bloom_add_kernel that also sets, in `twice`, every position already set in `bits`: a key
+    inserted twice then has all its positions in `twice` (other keys only by collisions), so
+    `twice` is a filter of "possibly inserted more than once"."""
+    m = np.uint64(num_bits)
+    for i in range(len(keys)):
+        start, step = _start_and_step(keys[i], num_bits)
+        for h in range(num_hashes):
+            pos = (start + np.uint64(h) * step) % m
+            byte = pos >> np.uint64(3)
+            bit = np.uint8(1) << np.uint8(pos & np.uint64(7))
+            if bits[byte] & bit:
+                twice[byte] |= bit
+            bits[byte] |= bit
+
+
+@njit(cache=True)
 def bloom_contains_kernel(bits, keys, num_bits, num_hashes):
     """Membership (may be a false positive, never a false negative) of each key."""
     out = np.empty(len(keys), np.bool_)
@@ -180,6 +197,13 @@ class BloomFilter:
 
     def add(self, keys) -> None:
         bloom_add_kernel(self.bits, _as_keys(keys).ravel(), self.num_bits, self.num_hashes)
+
+    def add_counting(self, keys, twice: "BloomFilter") -> None:
+        """add(keys), and mark in `twice` (same shape) the positions set a second time."""
+        if not self.same_shape(twice):
+            raise ParameterError("the `twice` filter must have this filter's num_bits and num_hashes")
+        bloom_add_counting_kernel(self.bits, twice.bits, _as_keys(keys).ravel(), self.num_bits,
+                                  self.num_hashes)
 
     def contains(self, keys) -> np.ndarray:
         keys = _as_keys(keys)

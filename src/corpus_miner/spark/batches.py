@@ -44,12 +44,16 @@ def series_to_keys(series: pd.Series, bands: int) -> np.ndarray:
     return np.ascontiguousarray(keys).view(np.uint64)
 
 
-def filter_segments(bloom: BloomFilter, segment_bytes: int = SEGMENT_BYTES):
-    """(segment index, bytes) of every segment of the filter with at least one bit set."""
+def filter_segments(bloom: BloomFilter, segment_bytes: int = SEGMENT_BYTES,
+                    twice: BloomFilter | None = None):
+    """(segment index, bytes) of every segment of the filter with at least one bit set; with
+    `twice` (add_counting's companion) the bytes are the filter's segment then twice's."""
     bits = bloom.bits
     for segment, start in enumerate(range(0, len(bits), segment_bytes)):
         chunk = bits[start:start + segment_bytes]
         if chunk.any():
+            if twice is not None:
+                chunk = np.concatenate([chunk, twice.bits[start:start + segment_bytes]])
             yield segment, chunk.tobytes()
 
 
@@ -61,12 +65,28 @@ def or_segments(group: pd.DataFrame) -> pd.DataFrame:
     return group.iloc[:1].assign(bits=[merged.tobytes()])
 
 
+def merge_counted_segments(group: pd.DataFrame) -> pd.DataFrame:
+    """or_segments for (filter, twice) segments: a bit is set twice in the union if it is in
+    either twice half, or in both filter halves."""
+    first = np.frombuffer(group["bits"].iloc[0], np.uint8)
+    half = len(first) // 2
+    once, twice = first[:half].copy(), first[half:].copy()
+    for raw in group["bits"].iloc[1:]:
+        other = np.frombuffer(raw, np.uint8)
+        twice |= other[half:] | (once & other[:half])
+        once |= other[:half]
+    return group.iloc[:1].assign(bits=[np.concatenate([once, twice]).tobytes()])
+
+
 def assemble_filter(num_bits: int, num_hashes: int, segments,
-                    segment_bytes: int = SEGMENT_BYTES) -> BloomFilter:
-    """A filter from merged (segment index, bytes) pairs."""
-    bloom = BloomFilter(num_bits, num_hashes)
+                    segment_bytes: int = SEGMENT_BYTES, counted: bool = False):
+    """A filter from merged (segment index, bytes) pairs; counted: (filter, twice) from
+    (filter, twice) segments."""
+    blooms = [BloomFilter(num_bits, num_hashes) for _ in range(2 if counted else 1)]
     for segment, raw in segments:
         start = segment * segment_bytes
-        part = np.frombuffer(raw, np.uint8)
-        bloom.bits[start:start + len(part)] |= part
-    return bloom
+        parts = np.frombuffer(raw, np.uint8)
+        parts = np.split(parts, 2) if counted else [parts]
+        for bloom, part in zip(blooms, parts):
+            bloom.bits[start:start + len(part)] |= part
+    return tuple(blooms) if counted else blooms[0]

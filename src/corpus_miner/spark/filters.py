@@ -29,61 +29,78 @@ def keys_from_text(params: LSHBloomParams, text_col: str):
 
 
 def build_filters(rows: DataFrame, keys_of, num_bits: int, num_hashes: int,
-                  group_col: str | None = None, n_groups: int = 1) -> list[BloomFilter]:
+                  group_col: str | None = None, n_groups: int = 1, count_twice: bool = False
+                  ) -> list:
     """One filter per group (rows' integer group_col in 0..n_groups-1; all rows without it),
     from one pass over rows; keys_of(pandas batch) gives each batch's uint64 band keys.
+    count_twice: per group a pair (filter, twice), twice holding the keys possibly inserted more
+    than once (BloomFilter.add_counting), across partitions too.
 
     Each partition fills its own filter per group it holds and ships only the non-zero 1 MiB
-    segments; a grouped pandas pass ORs the copies of each segment on the executors, so the
+    segments; a grouped pandas pass merges the copies of each segment on the executors, so the
     driver receives one copy of each (a group holds at most one copy per partition).
     """
     per_filter = -(-((num_bits + 7) // 8) // batches.SEGMENT_BYTES)
 
     def partition_pass(frames):
-        blooms: dict[int, BloomFilter] = {}
+        blooms: dict[int, tuple] = {}
         for frame in frames:
             keys = keys_of(frame)
-            if group_col is None:
-                blooms.setdefault(0, BloomFilter(num_bits, num_hashes)).add(keys)
-                continue
-            groups = frame[group_col].to_numpy(np.int64)
+            groups = np.zeros(len(frame), np.int64) if group_col is None \
+                else frame[group_col].to_numpy(np.int64)
             for group in np.unique(groups):
-                bloom = blooms.setdefault(int(group), BloomFilter(num_bits, num_hashes))
-                bloom.add(keys[groups == group])
-        for group, bloom in blooms.items():
-            segments = list(batches.filter_segments(bloom))
+                pair = blooms.setdefault(int(group), (BloomFilter(num_bits, num_hashes),
+                                                      BloomFilter(num_bits, num_hashes)
+                                                      if count_twice else None))
+                mine = keys if group_col is None else keys[groups == group]
+                if count_twice:
+                    pair[0].add_counting(mine, pair[1])
+                else:
+                    pair[0].add(mine)
+        for group, (bloom, twice) in blooms.items():
+            segments = list(batches.filter_segments(bloom, twice=twice))
             yield pd.DataFrame({"key": [group * per_filter + s for s, _ in segments],
                                 "bits": [b for _, b in segments]}, columns=["key", "bits"])
 
+    merge = batches.merge_counted_segments if count_twice else batches.or_segments
     merged = rows.mapInPandas(partition_pass, _SHIPPED).groupBy("key") \
-        .applyInPandas(batches.or_segments, _SHIPPED).toArrow()
+        .applyInPandas(merge, _SHIPPED).toArrow()
     found: list[list] = [[] for _ in range(n_groups)]
     for key, raw in zip(merged.column("key").to_pylist(), merged.column("bits").to_pylist()):
         found[key // per_filter].append((key % per_filter, raw))
-    return [batches.assemble_filter(num_bits, num_hashes, segments) for segments in found]
+    return [batches.assemble_filter(num_bits, num_hashes, segments, counted=count_twice)
+            for segments in found]
 
 
-def query_hits(rows: DataFrame, keys_of, filters: list[BloomFilter], group_col: str) -> np.ndarray:
-    """Sorted ORDERs of the rows having a band key in filters[their group_col]."""
+def query_hits(rows: DataFrame, keys_of, checks: dict[str, list], group_col: str
+               ) -> dict[str, np.ndarray]:
+    """One pass over rows (ORDER, keys, group_col): for each check name, the sorted ORDERs of the
+    rows having a band key in checks[name][their group] (a BloomFilter, or None: no row)."""
     spark = rows.sparkSession
-    shared = spark.sparkContext.broadcast([(f.num_bits, f.num_hashes, f.bits.tobytes())
-                                           for f in filters])
+    names = list(checks)
+    shared = spark.sparkContext.broadcast(
+        [[None if f is None else (f.num_bits, f.num_hashes, f.bits.tobytes()) for f in checks[name]]
+         for name in names])
 
     def partition_pass(frames):
-        readers = [BloomFilter(bits, hashes, np.frombuffer(raw, np.uint8))
-                   for bits, hashes, raw in shared.value]
+        readers = [[None if f is None else BloomFilter(f[0], f[1], np.frombuffer(f[2], np.uint8))
+                    for f in per_group] for per_group in shared.value]
         for frame in frames:
             keys = keys_of(frame)
             groups = frame[group_col].to_numpy(np.int64)
-            hit = np.zeros(len(frame), bool)
-            for group in np.unique(groups):
-                rows_here = groups == group
-                hit[rows_here] = readers[group].contains_any(keys[rows_here])
-            yield pd.DataFrame({ORDER: frame[ORDER].to_numpy(np.int64)[hit]})
+            orders = frame[ORDER].to_numpy(np.int64)
+            for kind, per_group in enumerate(readers):
+                hit = np.zeros(len(frame), bool)
+                for group in np.unique(groups):
+                    if per_group[group] is not None:
+                        rows_here = groups == group
+                        hit[rows_here] = per_group[group].contains_any(keys[rows_here])
+                yield pd.DataFrame({"kind": kind, ORDER: orders[hit]}, columns=["kind", ORDER])
 
-    found = rows.mapInPandas(partition_pass, f"{ORDER} long").toArrow()
+    found = rows.mapInPandas(partition_pass, f"kind int, {ORDER} long").toArrow()
     shared.destroy()
-    return np.sort(found.column(0).to_numpy())
+    kinds, orders = found.column("kind").to_numpy(), found.column(ORDER).to_numpy()
+    return {name: np.sort(orders[kinds == kind]) for kind, name in enumerate(names)}
 
 
 def build_filter(df: DataFrame, text_col: str, params: LSHBloomParams, use_pandas_udf: bool,

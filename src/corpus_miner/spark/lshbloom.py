@@ -249,35 +249,47 @@ class SparkLSHBloom:
         return spark.createDataFrame(flags, T.StructType(fields))
 
     def _chunked_bloom_dedup(self, keyed: DataFrame, n_documents: int) -> pd.DataFrame:
-        """ORDER of every duplicate. Rows are cut into chunks of consecutive ORDERs; band keys
-        shared inside a chunk are found exactly (one shuffle for all chunks); every row of chunk
-        c is queried against the filter of chunks 0..c-1.
+        """ORDER of every duplicate. Rows are cut into chunks of consecutive ORDERs; every row of
+        chunk c is queried against the filter of chunks 0..c-1, and band keys shared inside a
+        chunk are found exactly.
 
         Chunks go in waves of as many as WAVE_BYTES of filters hold (all of them at the default
-        4 chunks): per wave, one pass builds each chunk's filter and one pass queries the prefix
-        ORs (broadcast), so driver memory and broadcasts stay bounded for any number of chunks."""
+        4 chunks): per wave, one pass builds each chunk's filter together with a filter of the
+        keys possibly inserted twice in the chunk (BloomFilter.add_counting, merged across
+        partitions), and one pass queries the prefix ORs and the "twice" filters (broadcast).
+        Only the rows with a key in their chunk's "twice" filter (every row sharing a key inside
+        its chunk, plus false positives) go through the exact in-chunk shuffle: few rows on a
+        corpus with few duplicates."""
         chunks = max(1, min(self.deduplicate_chunks, n_documents))
         chunk_of = F.expr(f"{ORDER} * {chunks} div {max(n_documents, 1)}").alias("_cm_chunk")
         with_chunks = keyed.select(ORDER, KEYS, chunk_of)
-        inside = frames.later_rows(frames.key_groups(with_chunks, ("_cm_chunk",)))
-        found = [inside.select(ORDER).toArrow().column(0).to_numpy()]
         earlier = self._empty_filter(n_documents)  # the filter of every chunk before the wave
         keys_of = filters.keys_from_column(self.bands_)
-        per_wave = max(1, WAVE_BYTES // max(earlier.bits.nbytes, 1))
+        per_wave = max(1, WAVE_BYTES // max(3 * earlier.bits.nbytes, 1))
+        found, candidates = [], []
         for first in range(0, chunks, per_wave):
             last = min(first + per_wave, chunks)
             in_wave = F.col("_cm_chunk").between(first, last - 1)
             rows = with_chunks.filter(in_wave).select(
                 ORDER, KEYS, (F.col("_cm_chunk") - first).alias("_cm_wave_chunk"))
-            prefixes = []
-            for bloom in filters.build_filters(rows, keys_of, earlier.num_bits, earlier.num_hashes,
-                                               "_cm_wave_chunk", last - first):
-                prefixes.append(earlier)
+            prefixes, twices = [], []
+            for bloom, twice in filters.build_filters(rows, keys_of, earlier.num_bits,
+                                                      earlier.num_hashes, "_cm_wave_chunk",
+                                                      last - first, count_twice=True):
+                prefixes.append(earlier if first + len(prefixes) > 0 else None)
+                twices.append(twice)
                 earlier = earlier.merge(bloom)
-            if last > 1:  # chunk 0 has nothing before it
-                queried = rows.filter(F.col("_cm_wave_chunk") + first > 0)
-                found.append(filters.query_hits(queried, keys_of, prefixes, "_cm_wave_chunk"))
+            hits = filters.query_hits(rows, keys_of, {"earlier": prefixes, "twice": twices},
+                                      "_cm_wave_chunk")
+            found.append(hits["earlier"])
+            candidates.append(hits["twice"])
         self.bloom_ = earlier
+        candidates = np.concatenate(candidates)
+        if len(candidates):
+            subset = with_chunks.join(keyed.sparkSession.createDataFrame(
+                pd.DataFrame({ORDER: candidates})), ORDER)
+            inside = frames.later_rows(frames.key_groups(subset, ("_cm_chunk",)))
+            found.append(inside.select(ORDER).toArrow().column(0).to_numpy())
         orders = np.unique(np.concatenate(found).astype(np.int64))
         return pd.DataFrame({ORDER: orders})
 
