@@ -44,6 +44,15 @@ def series_to_keys(series: pd.Series, bands: int) -> np.ndarray:
     return np.ascontiguousarray(keys).view(np.uint64)
 
 
+def list_column_to_keys(column: pa.Array, bands: int) -> np.ndarray:
+    """An Arrow array<bigint> column of band keys as uint64 (n, bands), without a copy per row."""
+    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    flat = column.flatten().to_numpy(zero_copy_only=False)
+    if len(flat) != len(column) * bands:
+        raise ValueError(f"expected {bands} band keys per row, got {len(flat)} for {len(column)} rows")
+    return np.ascontiguousarray(flat, dtype=np.int64).view(np.uint64).reshape(len(column), bands)
+
+
 def filter_segments(bloom: BloomFilter, segment_bytes: int = SEGMENT_BYTES,
                     twice: BloomFilter | None = None):
     """(segment index, bytes) of every segment of the filter with at least one bit set; with

@@ -1,17 +1,20 @@
 """Partition-local Bloom filters on Spark: build them in one pass and merge them by OR, query them
-through read-only broadcasts. Every partition runs the local engine's kernels on its pandas
-batches, so the bits equal those of corpus_miner.dedup.BloomFilter fed the same keys."""
+through read-only broadcasts. Every partition runs the local engine's kernels on its Arrow
+batches (mapInArrow: texts and key lists reach numpy without a Python object per row), so the
+bits equal those of corpus_miner.dedup.BloomFilter fed the same keys."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from corpus_miner.dedup.bloom import BloomFilter
 from corpus_miner.dedup.params import LSHBloomParams
+from corpus_miner.dedup.pipeline import band_keys_for_texts
 from corpus_miner.spark import batches
 from corpus_miner.spark.frames import KEYS, ORDER, band_keys_column
 
@@ -19,13 +22,17 @@ _SHIPPED = "key long, bits binary"  # key: group x segments per filter + segment
 
 
 def keys_from_column(bands: int):
-    """Band keys of a pandas batch read from its KEYS (array<bigint>) column."""
-    return lambda frame: batches.series_to_keys(frame[KEYS], bands)
+    """Band keys of an Arrow batch read from its KEYS (array<bigint>) column."""
+    return lambda batch: batches.list_column_to_keys(batch.column(KEYS), bands)
 
 
 def keys_from_text(params: LSHBloomParams, text_col: str):
-    """Band keys of a pandas batch computed from its text column by the local kernels."""
-    return lambda frame: batches.band_keys_of_series(frame[text_col], params)
+    """Band keys of an Arrow batch computed from its text column by the local kernels."""
+    return lambda batch: band_keys_for_texts(batch.column(text_col), params)
+
+
+def _int64(batch: pa.RecordBatch, name: str) -> np.ndarray:
+    return np.asarray(batch.column(name).to_numpy(), dtype=np.int64)
 
 
 def build_filters(rows: DataFrame, keys_of, num_bits: int, num_hashes: int,
@@ -42,12 +49,12 @@ def build_filters(rows: DataFrame, keys_of, num_bits: int, num_hashes: int,
     """
     per_filter = -(-((num_bits + 7) // 8) // batches.SEGMENT_BYTES)
 
-    def partition_pass(frames):
+    def partition_pass(arrow_batches):
         blooms: dict[int, tuple] = {}
-        for frame in frames:
-            keys = keys_of(frame)
-            groups = np.zeros(len(frame), np.int64) if group_col is None \
-                else frame[group_col].to_numpy(np.int64)
+        for batch in arrow_batches:
+            keys = keys_of(batch)
+            groups = np.zeros(batch.num_rows, np.int64) if group_col is None \
+                else _int64(batch, group_col)
             for group in np.unique(groups):
                 pair = blooms.setdefault(int(group), (BloomFilter(num_bits, num_hashes),
                                                       BloomFilter(num_bits, num_hashes)
@@ -59,11 +66,12 @@ def build_filters(rows: DataFrame, keys_of, num_bits: int, num_hashes: int,
                     pair[0].add(mine)
         for group, (bloom, twice) in blooms.items():
             segments = list(batches.filter_segments(bloom, twice=twice))
-            yield pd.DataFrame({"key": [group * per_filter + s for s, _ in segments],
-                                "bits": [b for _, b in segments]}, columns=["key", "bits"])
+            yield pa.RecordBatch.from_pydict(
+                {"key": pa.array([group * per_filter + s for s, _ in segments], pa.int64()),
+                 "bits": pa.array([b for _, b in segments], pa.binary())})
 
     merge = batches.merge_counted_segments if count_twice else batches.or_segments
-    merged = rows.mapInPandas(partition_pass, _SHIPPED).groupBy("key") \
+    merged = rows.mapInArrow(partition_pass, _SHIPPED).groupBy("key") \
         .applyInPandas(merge, _SHIPPED).toArrow()
     found: list[list] = [[] for _ in range(n_groups)]
     for key, raw in zip(merged.column("key").to_pylist(), merged.column("bits").to_pylist()):
@@ -82,22 +90,23 @@ def query_hits(rows: DataFrame, keys_of, checks: dict[str, list], group_col: str
         [[None if f is None else (f.num_bits, f.num_hashes, f.bits.tobytes()) for f in checks[name]]
          for name in names])
 
-    def partition_pass(frames):
+    def partition_pass(arrow_batches):
         readers = [[None if f is None else BloomFilter(f[0], f[1], np.frombuffer(f[2], np.uint8))
                     for f in per_group] for per_group in shared.value]
-        for frame in frames:
-            keys = keys_of(frame)
-            groups = frame[group_col].to_numpy(np.int64)
-            orders = frame[ORDER].to_numpy(np.int64)
+        for batch in arrow_batches:
+            keys = keys_of(batch)
+            groups, orders = _int64(batch, group_col), _int64(batch, ORDER)
             for kind, per_group in enumerate(readers):
-                hit = np.zeros(len(frame), bool)
+                hit = np.zeros(batch.num_rows, bool)
                 for group in np.unique(groups):
                     if per_group[group] is not None:
                         rows_here = groups == group
                         hit[rows_here] = per_group[group].contains_any(keys[rows_here])
-                yield pd.DataFrame({"kind": kind, ORDER: orders[hit]}, columns=["kind", ORDER])
+                yield pa.RecordBatch.from_pydict({"kind": pa.array(np.full(hit.sum(), kind,
+                                                                           np.int32)),
+                                                  ORDER: pa.array(orders[hit])})
 
-    found = rows.mapInPandas(partition_pass, f"kind int, {ORDER} long").toArrow()
+    found = rows.mapInArrow(partition_pass, f"kind int, {ORDER} long").toArrow()
     shared.destroy()
     kinds, orders = found.column("kind").to_numpy(), found.column(ORDER).to_numpy()
     return {name: np.sort(orders[kinds == kind]) for kind, name in enumerate(names)}
