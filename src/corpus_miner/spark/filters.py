@@ -39,7 +39,7 @@ def build_filters(rows: DataFrame, keys_of, num_bits: int, num_hashes: int,
                   group_col: str | None = None, n_groups: int = 1, count_twice: bool = False
                   ) -> list:
     """One filter per group (rows' integer group_col in 0..n_groups-1; all rows without it),
-    from one pass over rows; keys_of(pandas batch) gives each batch's uint64 band keys.
+    from one pass over rows; keys_of(Arrow batch) gives each batch's uint64 band keys.
     count_twice: per group a pair (filter, twice), twice holding the keys possibly inserted more
     than once (BloomFilter.add_counting), across partitions too.
 
