@@ -41,3 +41,36 @@ def test_parquet_widens_schema_across_batches(tmp_path):
 def test_unknown_extension_is_refused(tmp_path):
     with pytest.raises(ParameterError, match="unknown output format"):
         write_records(pa.table({"text": ["x"]}), tmp_path / "out.csv")
+
+
+def test_gzip_output_of_many_tables_keeps_order(tmp_path):
+    """Tables are compressed by a worker thread while the next ones are encoded."""
+    tables = [pa.table({"id": [f"{t}-{i}" for i in range(50)], "text": ["x"] * 50})
+              for t in range(40)]
+    out = tmp_path / "out.jsonl.gz"
+    assert write_records(iter(tables), out) == 2000
+    ids = [r["id"] for b in read_documents([out]) for r in b.records.to_pylist()]
+    assert ids == [f"{t}-{i}" for t in range(40) for i in range(50)]
+
+
+def test_a_failing_source_or_sink_leaves_no_gzip_output(tmp_path):
+    def broken():
+        yield pa.table({"id": ["a"]})
+        raise RuntimeError("source broke")
+
+    out = tmp_path / "out.jsonl.gz"
+    with pytest.raises(RuntimeError, match="source broke"):
+        write_records(broken(), out)
+    assert not list(tmp_path.iterdir())
+
+    class FullDisk:
+        def write(self, data):
+            raise OSError("no space left on device")
+
+    from corpus_miner.corpus.writers import _WriteInBackground
+
+    writer = _WriteInBackground(FullDisk())
+    with pytest.raises(OSError, match="no space"):
+        for _ in range(100):  # the worker's error surfaces at a later write or at close
+            writer.write("x\n")
+        writer.close()
