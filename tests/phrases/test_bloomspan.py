@@ -246,6 +246,20 @@ def test_long_periodic_runs_go_to_the_suffix_array_path():
     assert stats["occurrences_scanned_in_growth"] <= budget + seed_occurrences
 
 
+def test_seed_too_big_for_a_suffix_array_grows_depth_first_after_all(monkeypatch):
+    import corpus_miner.phrases.bloomspan as bloomspan
+    import corpus_miner.phrases.seed_suffix_array as seed_suffix_array
+
+    docs = [[0, 1] * 40, [2] + [0, 1] * 25 + [2], [1, 0] * 30 + [3], [0, 1, 2, 3] * 5]
+    tokens, offsets = arrays(docs)
+    monkeypatch.setattr(bloomspan, "GROWTH_BUDGET_PER_OCCURRENCE", 0)
+    monkeypatch.setattr(bloomspan, "GROWTH_BUDGET_FLOOR", 0)
+    monkeypatch.setattr(seed_suffix_array, "MAX_TEXT_LENGTH", 0)
+    table, stats = mine_bloomspan(tokens, offsets, 2, 3, ["a", "b", "c", "d"])
+    assert table.key_set() == brute_force_mcfp(docs, 2, 3) and len(table) > 0
+    assert stats["seeds_grown_by_suffix_array"] == 0
+
+
 def test_periodic_run_matches_brute_force():
     docs = [[0, 1] * 40, [2] + [0, 1] * 25 + [2], [1, 0] * 30 + [3]]
     tokens, offsets = arrays(docs)

@@ -206,12 +206,23 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
         found.append(tuple(result))
         over_budget.extend(chunk_over.tolist())
         counters_total += chunk_counters
+    unlimited = np.iinfo(np.int64).max // 4
+    by_suffix_array = 0
     for seed in over_budget:
-        found.append(grow_seed_by_suffix_array(tokens, doc_offsets,
-                                               occurrences[seed_lo[seed]:seed_hi[seed]], sigma,
-                                               min_length, survivors, dead, covered))
+        grown = grow_seed_by_suffix_array(tokens, doc_offsets,
+                                          occurrences[seed_lo[seed]:seed_hi[seed]], sigma,
+                                          min_length, survivors, dead, covered)
+        if grown is None:  # too big for a suffix array: depth-first after all, however long
+            *grown, _, seed_counters = gk.grow_seeds(
+                tokens, doc_offsets, doc_table, doc_shift, occurrences, seed_lo, seed_hi,
+                np.array([seed], np.int64), sigma, min_length, word_rank,
+                stats["frequent_words"], survivors, dead, covered, 0, unlimited)
+            counters_total += seed_counters
+        else:
+            by_suffix_array += 1
+        found.append(tuple(grown))
     del occurrences, dead
-    stats["seeds_grown_by_suffix_array"] = len(over_budget)
+    stats["seeds_grown_by_suffix_array"] = by_suffix_array
     stats["seeds_left_pruned"] = int(counters_total[gk.SEEDS_LEFT_PRUNED])
     stats["seeds_skipped_by_mask"] = int(counters_total[gk.SEEDS_MASK_SKIPPED])
     stats["nodes_visited"] = int(counters_total[gk.NODES_VISITED])

@@ -22,14 +22,17 @@ import numpy as np
 
 from corpus_miner.phrases.exact import maximal_intervals
 from corpus_miner.phrases.growth_kernels import mark_found
+from corpus_miner.phrases.suffix_array import MAX_TEXT_LENGTH
 
 
 def grow_seed_by_suffix_array(tokens: np.ndarray, doc_offsets: np.ndarray,
                               seed_positions: np.ndarray, sigma: int, min_length: int,
                               frequent_bigram: np.ndarray, dead: np.ndarray, covered: np.ndarray
-                              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """(start, length, df, occurrences) of the maximal phrases beginning with the seed (its
-    occurrences `seed_positions`, ascending), like grow_seeds; marks their dead/covered bits."""
+    occurrences `seed_positions`, ascending), like grow_seeds; marks their dead/covered bits.
+    None when the sub-corpus is beyond the suffix array's size limit (2^31 tokens plus
+    documents): the caller then grows the seed depth-first after all."""
     positions = np.asarray(seed_positions, dtype=np.int64)
     docs = np.searchsorted(doc_offsets, positions, side="right") - 1
     first = np.flatnonzero(np.concatenate(([True], docs[1:] != docs[:-1])))
@@ -37,6 +40,8 @@ def grow_seed_by_suffix_array(tokens: np.ndarray, doc_offsets: np.ndarray,
     if len(first) >= sigma:
         window_start = np.maximum(positions[first] - 1, doc_offsets[docs[first]])
         window_len = doc_offsets[docs[first] + 1] - window_start
+        if int(window_len.sum()) + len(first) > MAX_TEXT_LENGTH:
+            return None
         sub_offsets = np.zeros(len(first) + 1, dtype=np.int64)
         np.cumsum(window_len, out=sub_offsets[1:])
         # to_corpus[i]: corpus position of the sub-corpus token i
