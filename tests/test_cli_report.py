@@ -122,3 +122,19 @@ def test_help_offers_a_saved_corpus_only_where_it_is_accepted(capsys, argv, offe
         main([*argv, "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert ("or one saved corpus folder" in help_text) == offers_saved_corpus
+
+
+def test_clean_keeps_fields_of_mixed_types_and_non_string_texts(tmp_path, capsys):
+    rows = [{"id": 1, "text": "alpha beta gamma delta epsilon unique one", "meta": 1},
+            {"id": "b", "text": "alpha beta gamma delta epsilon unique two", "meta": "1"},
+            {"id": "c", "text": 42, "meta": [1]},
+            {"id": "d", "text": "alpha beta gamma delta epsilon unique three", "meta": None}]
+    source = tmp_path / "mixed.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "clean.jsonl"
+    assert main(["clean", str(source), "--sigma", "2", "--min-length", "3", "-o", str(out)]) == 0
+    cleaned = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [r["id"] for r in cleaned] == [1, "b", "c", "d"]
+    assert [r["meta"] for r in cleaned] == [1, "1", [1], None]
+    assert cleaned[2]["text"] == 42  # not a string: left as it was
+    assert [cleaned[i]["text"] for i in (0, 1, 3)] == ["one", "two", "three"]

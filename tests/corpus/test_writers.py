@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -74,3 +76,20 @@ def test_a_failing_source_or_sink_leaves_no_gzip_output(tmp_path):
         for _ in range(100):  # the worker's error surfaces at a later write or at close
             writer.write("x\n")
         writer.close()
+
+
+MIXED = [{"id": "a", "text": "x", "meta": 1, "tags": ["p"], "flag": True},
+         {"id": "b", "text": "y", "meta": "1", "tags": {"k": [2, None]}, "flag": "yes"},
+         {"id": "c", "text": "z", "meta": None, "tags": "s", "flag": 0.5}]
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz", ".parquet"])
+def test_mixed_type_fields_come_back_exactly(write_jsonl, tmp_path, suffix):
+    """A field holding a number here and a string there (1 vs "1") is not flattened to text."""
+    source = write_jsonl("mixed.jsonl", MIXED)
+    out = tmp_path / f"out{suffix}"
+    assert write_records(read_documents([source]), out) == 3
+    again = tmp_path / "again.jsonl"  # Parquet keeps JSON text; reading it back decodes it
+    write_records(read_documents([out]), again)
+    with open(again, encoding="utf-8") as handle:
+        assert [json.loads(line) for line in handle] == MIXED

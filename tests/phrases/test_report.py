@@ -132,3 +132,12 @@ def test_group_by_parsing_and_hosts(web):
     report = CoverageReport(coverage, group_by="nope")
     with pytest.raises(InputError, match="nope"):
         report.collect(read_documents([web[3].path]), corpus.doc_ids)
+
+
+def test_group_by_a_mixed_type_field_uses_the_original_values():
+    from corpus_miner.corpus.jsonl import _rows_to_table
+    from corpus_miner.phrases.report import MISSING_GROUP, _group_values
+
+    records = _rows_to_table([{"text": "a", "site": "x.org"}, {"text": "b", "site": 7},
+                              {"text": "c"}], "text")
+    assert _group_values(records, "site", False, "in.jsonl") == ["x.org", "7", MISSING_GROUP]

@@ -128,23 +128,43 @@ def _has_surrogates(text: str) -> bool:
 
 
 def _rows_to_table(rows: list[dict], text_field: str) -> pa.Table:
-    """Columns in order of first appearance; a column of mixed JSON types becomes JSON text."""
+    """Columns in order of first appearance. A column of mixed JSON types (1 here, "a" there)
+    holds each value's JSON text, marked with JSON_TEXT in its field metadata, so writers can
+    give every value back exactly as it was (`json_values`)."""
     names: dict[str, None] = {}
     for row in rows:
         for key in row:
             names.setdefault(key, None)
-    columns = {}
+    fields, columns = [], []
     for key in names:
         values = [row.get(key) for row in rows]
         try:
-            columns[key] = pa.array(values)
+            column = pa.array(values)
+            fields.append(pa.field(key, column.type))
         except (pa.ArrowException, TypeError, ValueError, OverflowError):
-            columns[key] = pa.array(
-                [v if v is None or isinstance(v, str) else json.dumps(v) for v in values],
-                type=pa.string())
+            column = pa.array([None if v is None else json.dumps(v, ensure_ascii=False)
+                               for v in values], type=pa.string())
+            fields.append(pa.field(key, pa.string(), metadata={JSON_TEXT: b"1"}))
+        columns.append(column)
     if not columns:  # only `{}` lines: keep the row count visible
-        columns[text_field] = pa.nulls(len(rows), type=pa.string())
-    return pa.table(columns)
+        return pa.table({text_field: pa.nulls(len(rows), type=pa.string())})
+    return pa.Table.from_arrays(columns, schema=pa.schema(fields))
+
+
+JSON_TEXT = b"corpus_miner.json_text"
+"""Field metadata key: the string column holds one JSON text per value (a mixed-type field)."""
+
+
+def is_json_text(field: pa.Field) -> bool:
+    return bool(field.metadata) and field.metadata.get(JSON_TEXT) == b"1"
+
+
+def json_values(table: pa.Table, name: str) -> list:
+    """A column's values as Python objects, JSON-text columns decoded to their original values."""
+    values = table.column(name).to_pylist()
+    if is_json_text(table.schema.field(name)):
+        return [None if v is None else json.loads(v) for v in values]
+    return values
 
 
 def _one_line(exc: BaseException) -> str:

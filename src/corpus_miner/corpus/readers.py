@@ -8,6 +8,7 @@ missing or non-string text fields, missing or unreadable files (see `ReadStats`)
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -20,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from corpus_miner.corpus.jsonl import iter_line_chunks, parse_chunk
+from corpus_miner.corpus.jsonl import is_json_text, iter_line_chunks, json_values, parse_chunk
 from corpus_miner.corpus.strings import arrow_string_buffers
 from corpus_miner.errors import InputError
 
@@ -305,7 +306,11 @@ class _Reader:
             return row_numbers
         column = table.column(self.id_field).combine_chunks()
         try:
-            ids = column.cast(pa.string())
+            if is_json_text(table.schema.field(self.id_field)):  # ids of mixed types
+                ids = pa.array([v if v is None or isinstance(v, str) else json.dumps(v)
+                                for v in json_values(table, self.id_field)], pa.string())
+            else:
+                ids = column.cast(pa.string())
         except (pa.ArrowException, NotImplementedError):
             ids = pa.array([None if v is None else str(v) for v in column.to_pylist()], pa.string())
         if ids.null_count:

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from corpus_miner.atomic import atomic_path
+from corpus_miner.corpus.jsonl import is_json_text, json_values
 from corpus_miner.corpus.readers import DocumentBatch
 from corpus_miner.errors import ParameterError
 
@@ -55,8 +56,13 @@ def _write_jsonl(tables: Iterable[pa.Table], out) -> int:
     """One JSON line per record, one write per table."""
     rows = 0
     for table in tables:
+        records = table.to_pylist()
+        for field in table.schema:
+            if is_json_text(field):  # a mixed-type field: give back the original values
+                for record, value in zip(records, json_values(table, field.name)):
+                    record[field.name] = value
         lines = [json.dumps(record, ensure_ascii=False, default=_json_default)
-                 for record in table.to_pylist()]
+                 for record in records]
         if lines:
             out.write("\n".join(lines) + "\n")
         rows += len(lines)

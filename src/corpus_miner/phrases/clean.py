@@ -31,12 +31,14 @@ text is removed entirely stays, with an empty text, unless `drop_above` leaves i
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
+from corpus_miner.corpus.jsonl import is_json_text
 from corpus_miner.errors import InputError, NotFittedError, ParameterError
 from corpus_miner.phrases import coverage_kernels as kernels
 from corpus_miner.phrases.coverage import (Coverage, aligned_batches, find_occurrences,
@@ -241,7 +243,10 @@ class Cleaner:
                 if text_field in names:
                     i = names.index(text_field)
                     field = records.schema.field(i)
-                    if pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
+                    if is_json_text(field):  # text of mixed types: only the strings change
+                        column = pa.array(_json_texts_replaced(records.column(i).to_pylist(),
+                                                               new_texts), pa.string())
+                    elif pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
                         column = column.cast(field.type)
                     records = records.set_column(i, field.with_type(column.type), column)
                 else:
@@ -273,3 +278,13 @@ class Cleaner:
             "tokens_handled": int(self.doc_handled_.sum()),
             "tokens_protected": int(self.coverage_.covered.sum() - self.mask_.sum()),
         }
+
+
+def _json_texts_replaced(originals: list, cleaned: list[str]) -> list:
+    """A JSON-text column (corpus.jsonl.JSON_TEXT) with its string values replaced by `cleaned`;
+    numbers, objects and nulls stay as they were."""
+    out = []
+    for original, text in zip(originals, cleaned):
+        is_string = original is not None and isinstance(json.loads(original), str)
+        out.append(json.dumps(text, ensure_ascii=False) if is_string else original)
+    return out

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from corpus_miner.atomic import atomic_path
+from corpus_miner.corpus.jsonl import json_values
 from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.phrases.coverage import Coverage, aligned_batches
 
@@ -49,7 +50,7 @@ def _group_values(records, field: str, derive_host: bool, source: str) -> list[s
         raise InputError(f"{source}: --group-by field {field!r} not in the records (fields: "
                          f"{', '.join(records.schema.names)})")
     values = []
-    for value in records.column(field).to_pylist():
+    for value in json_values(records, field):
         if value is None or value == "":
             values.append(MISSING_GROUP)
         else:
