@@ -85,13 +85,19 @@ def bloom_positions(keys, num_bits, num_hashes):
     return out
 
 
+@njit(cache=True, inline="always")
+def _byte_and_bit(start, step, h, num_bits):
+    """Byte index and bit mask of the key's h-th position (start, step: _start_and_step)."""
+    pos = (start + np.uint64(h) * step) % np.uint64(num_bits)
+    return pos >> np.uint64(3), np.uint8(1) << np.uint8(pos & np.uint64(7))
+
+
 @njit(cache=True)
 def _contains(bits, key, num_bits, num_hashes):
     start, step = _start_and_step(key, num_bits)
-    m = np.uint64(num_bits)
     for h in range(num_hashes):
-        pos = (start + np.uint64(h) * step) % m
-        if (bits[pos >> np.uint64(3)] >> np.uint8(pos & np.uint64(7))) & np.uint8(1) == 0:
+        byte, bit = _byte_and_bit(start, step, h, num_bits)
+        if bits[byte] & bit == 0:
             return False
     return True
 
@@ -99,10 +105,9 @@ def _contains(bits, key, num_bits, num_hashes):
 @njit(cache=True)
 def _insert(bits, key, num_bits, num_hashes):
     start, step = _start_and_step(key, num_bits)
-    m = np.uint64(num_bits)
     for h in range(num_hashes):
-        pos = (start + np.uint64(h) * step) % m
-        bits[pos >> np.uint64(3)] |= np.uint8(1) << np.uint8(pos & np.uint64(7))
+        byte, bit = _byte_and_bit(start, step, h, num_bits)
+        bits[byte] |= bit
 
 
 @njit(cache=True)
@@ -117,13 +122,10 @@ def bloom_add_counting_kernel(bits, twice, keys, num_bits, num_hashes):
     """bloom_add_kernel that also sets, in `twice`, every position already set in `bits`: a key
     inserted twice then has all its positions in `twice` (other keys only by collisions), so
     `twice` is a filter of "possibly inserted more than once"."""
-    m = np.uint64(num_bits)
     for i in range(len(keys)):
         start, step = _start_and_step(keys[i], num_bits)
         for h in range(num_hashes):
-            pos = (start + np.uint64(h) * step) % m
-            byte = pos >> np.uint64(3)
-            bit = np.uint8(1) << np.uint8(pos & np.uint64(7))
+            byte, bit = _byte_and_bit(start, step, h, num_bits)
             if bits[byte] & bit:
                 twice[byte] |= bit
             bits[byte] |= bit

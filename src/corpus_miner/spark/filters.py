@@ -87,12 +87,11 @@ def query_hits(rows: DataFrame, keys_of, checks: dict[str, list], group_col: str
     spark = rows.sparkSession
     names = list(checks)
     shared = spark.sparkContext.broadcast(
-        [[None if f is None else (f.num_bits, f.num_hashes, f.bits.tobytes()) for f in checks[name]]
-         for name in names])
+        [[None if f is None else _shipped(f) for f in checks[name]] for name in names])
 
     def partition_pass(arrow_batches):
-        readers = [[None if f is None else BloomFilter(f[0], f[1], np.frombuffer(f[2], np.uint8))
-                    for f in per_group] for per_group in shared.value]
+        readers = [[None if f is None else _unshipped(f) for f in per_group]
+                   for per_group in shared.value]
         for batch in arrow_batches:
             keys = keys_of(batch)
             groups, orders = _int64(batch, group_col), _int64(batch, ORDER)
@@ -128,11 +127,11 @@ def build_filter(df: DataFrame, text_col: str, params: LSHBloomParams, use_panda
 
 def bloom_hits_column(spark, bloom: BloomFilter, bands: int):
     """(column: is any band key of the row's KEYS in `bloom`?, its broadcast); for lazy queries."""
-    shared = spark.sparkContext.broadcast((bloom.num_bits, bloom.num_hashes, bloom.bits.tobytes()))
+    shared = spark.sparkContext.broadcast(_shipped(bloom))
 
     @F.pandas_udf(T.BooleanType())
     def in_filter(keys: pd.Series) -> pd.Series:
-        return pd.Series(_reader(shared).contains_any(batches.series_to_keys(keys, bands)))
+        return pd.Series(_unshipped(shared.value).contains_any(batches.series_to_keys(keys, bands)))
 
     return in_filter(F.col(KEYS)), shared
 
@@ -149,13 +148,13 @@ def text_query_column(spark, bloom: BloomFilter, params: LSHBloomParams, text_co
     Two chained UDFs (keys, then a query reading the keys) ship every key to the JVM and back
     when the keys are also an output; one pass was 1.6x faster on 20k documents. The struct UDF
     is marked non-deterministic so that the optimizer evaluates it once for both fields."""
-    shared = spark.sparkContext.broadcast((bloom.num_bits, bloom.num_hashes, bloom.bits.tobytes()))
+    shared = spark.sparkContext.broadcast(_shipped(bloom))
 
     if not with_keys:
         @F.pandas_udf(T.BooleanType())
         def hits(texts: pd.Series) -> pd.Series:
             keys = batches.band_keys_of_series(texts, params)
-            return pd.Series(_reader(shared).contains_any(keys))
+            return pd.Series(_unshipped(shared.value).contains_any(keys))
 
         return hits(F.col(text_col)), shared
 
@@ -163,12 +162,17 @@ def text_query_column(spark, bloom: BloomFilter, params: LSHBloomParams, text_co
     def keys_and_hits(texts: pd.Series) -> pd.DataFrame:
         keys = batches.band_keys_of_series(texts, params)
         return pd.DataFrame({KEYS: batches.keys_to_series(keys),
-                             "is_duplicate": _reader(shared).contains_any(keys)})
+                             "is_duplicate": _unshipped(shared.value).contains_any(keys)})
 
     return keys_and_hits.asNondeterministic()(F.col(text_col)), shared
 
 
-def _reader(shared) -> BloomFilter:
-    """The read-only filter of a broadcast (num_bits, num_hashes, bits)."""
-    num_bits, num_hashes, raw = shared.value
+def _shipped(bloom: BloomFilter) -> tuple[int, int, bytes]:
+    """A filter as a picklable (num_bits, num_hashes, bits) for a broadcast."""
+    return bloom.num_bits, bloom.num_hashes, bloom.bits.tobytes()
+
+
+def _unshipped(shipped: tuple[int, int, bytes]) -> BloomFilter:
+    """The read-only filter of a broadcast `_shipped` tuple (its bits are not copied)."""
+    num_bits, num_hashes, raw = shipped
     return BloomFilter(num_bits, num_hashes, np.frombuffer(raw, np.uint8))
