@@ -151,7 +151,7 @@ def filter_rows(names, cache: Path, sigma: int = 20) -> list[dict]:
 
 
 def write_csv(rows: list[dict], path: Path) -> None:
-    from corpus_miner.atomic import atomic_path
+    from corpus_miner.io.atomic import atomic_path
 
     with atomic_path(path) as tmp, open(tmp, "w", newline="") as out:
         writer = csv.DictWriter(out, fieldnames=list(rows[0]))

@@ -181,7 +181,7 @@ def run_one(path: Path, algorithm: str, sigma: int, min_length: int, timeout: fl
 
 
 def write_csv(rows: list[dict], path: Path) -> None:
-    from corpus_miner.atomic import atomic_path
+    from corpus_miner.io.atomic import atomic_path
 
     with atomic_path(path) as tmp:
         with open(tmp, "w", newline="") as f:
@@ -197,7 +197,7 @@ def plot(rows: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from corpus_miner.atomic import atomic_path
+    from corpus_miner.io.atomic import atomic_path
 
     fig, (ax_time, ax_mem) = plt.subplots(1, 2, figsize=(13, 5.5))
     families = sorted({r["family"] for r in rows})

@@ -47,11 +47,12 @@ print(json.dumps({"seconds": seconds, "peak_rss_mb": rss}))
 
 _STAGES = """
 import json, sys, time
-from corpus_miner.corpus import load_corpus, read_documents
+from corpus_miner.corpus import load_corpus
+from corpus_miner.io import read_documents
 from corpus_miner.phrases import BloomSpan
-from corpus_miner.phrases.clean import Cleaner
-from corpus_miner.phrases.coverage import Coverage
-from corpus_miner.phrases.report import CoverageReport
+from corpus_miner.coverage.clean import Cleaner
+from corpus_miner.coverage.coverage import Coverage
+from corpus_miner.coverage.report import CoverageReport
 path, sigma, min_length, tmp = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 t = {}
 clock = time.perf_counter()

@@ -31,8 +31,8 @@ import numpy as np
 import psutil
 import pyarrow as pa
 
-from corpus_miner.atomic import atomic_path
-from corpus_miner.corpus.readers import read_documents
+from corpus_miner.io.atomic import atomic_path
+from corpus_miner.io.readers import read_documents
 from corpus_miner.dedup.shingles import shingle_batch
 
 GB = 1024 ** 3

@@ -17,8 +17,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from corpus_miner.atomic import atomic_dir
-from corpus_miner.corpus.readers import read_documents
+from corpus_miner.io.atomic import atomic_dir
+from corpus_miner.io.readers import read_documents
 
 
 def _stem(path: str) -> str:

@@ -27,7 +27,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from corpus_miner.atomic import atomic_path
+from corpus_miner.io.atomic import atomic_path
 from corpus_miner.errors import ParameterError
 
 ARTICLE_PHRASES = (

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpus_miner.corpus import StringList, TokenCorpus, load_corpus
+from corpus_miner.corpus import TokenCorpus, load_corpus
+from corpus_miner.io.strings import StringList
 from corpus_miner.errors import FormatError
 from tests.corpus.reference import reference_ids
 

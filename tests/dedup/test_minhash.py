@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpus_miner.dedup._hashing import MERSENNE_61, mulmod61, reduce61
+from corpus_miner._numba.hashing import MERSENNE_61, mulmod61, reduce61
 from corpus_miner.dedup.minhash import minhash_kernel, oph_kernel, permutations, signatures
 from corpus_miner.errors import ParameterError
 

@@ -6,7 +6,8 @@ import argparse
 import sys
 from typing import Any
 
-from corpus_miner.corpus import ReadStats, TokenCorpus, load_corpus
+from corpus_miner.corpus import TokenCorpus, load_corpus
+from corpus_miner.io import ReadStats
 
 
 def add_input_arguments(parser: argparse.ArgumentParser, saved_corpus: bool = True) -> None:

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from corpus_miner.cli.common import (add_input_arguments, add_record_output_argument,
                                      print_read_problems, print_summary)
-from corpus_miner.corpus import ReadStats, read_documents, write_records
+from corpus_miner.io import ReadStats, read_documents, write_records
 from corpus_miner.dedup import LSHBloom
 from corpus_miner.dedup.params import DEFAULT_FP_PROB, DEFAULT_SKETCH, MODE_ALIASES
 from corpus_miner.dedup.result import DedupResult

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 
-from corpus_miner.atomic import atomic_path
+from corpus_miner.io.atomic import atomic_path
 from corpus_miner.cli.common import (add_input_arguments, add_mining_arguments, corpus_from_args,
                                      print_read_problems, print_summary)
 from corpus_miner.errors import ParameterError

@@ -96,7 +96,7 @@ def _check_parameters(args) -> None:
 
 def _coverage(args, corpus):
     from corpus_miner.corpus import tokenize
-    from corpus_miner.phrases.coverage import Coverage, phrases_from_texts
+    from corpus_miner.coverage.coverage import Coverage, phrases_from_texts
 
     if args.phrases is not None:
         texts = read_phrase_texts(args.phrases)
@@ -120,7 +120,7 @@ def _original_inputs(args) -> bool:
 
 
 def _write_json(data: dict, path: str) -> None:
-    from corpus_miner.phrases.report import write_text_file
+    from corpus_miner.coverage.report import write_text_file
 
     text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
     if path == "-":
@@ -131,8 +131,8 @@ def _write_json(data: dict, path: str) -> None:
 
 def run_report(args) -> int:
     from corpus_miner.cli.common import corpus_from_args
-    from corpus_miner.corpus import read_documents
-    from corpus_miner.phrases.report import CoverageReport, parse_group_by
+    from corpus_miner.io import read_documents
+    from corpus_miner.coverage.report import CoverageReport, parse_group_by
 
     _check_parameters(args)
     parse_group_by(args.group_by)
@@ -170,8 +170,8 @@ _DONE = {"remove": "removed", "mask": "masked", "annotate": "annotated"}
 
 def run_clean(args) -> int:
     from corpus_miner.cli.common import corpus_from_args
-    from corpus_miner.corpus import writers
-    from corpus_miner.phrases.clean import Cleaner, CleanParams
+    from corpus_miner.io import writers
+    from corpus_miner.coverage.clean import Cleaner, CleanParams
 
     _check_parameters(args)
     if args.output != "-" and not args.output.lower().endswith(writers.OUTPUT_SUFFIXES):

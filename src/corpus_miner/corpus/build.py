@@ -7,9 +7,9 @@ import sys
 from contextlib import nullcontext
 from pathlib import Path
 
-from corpus_miner.corpus.readers import (DEFAULT_BATCH_BYTES, STDIN, ReadStats, is_saved_corpus,
-                                         read_documents)
-from corpus_miner.corpus.strings import StringList
+from corpus_miner.io.artefact import is_saved_corpus
+from corpus_miner.io.readers import DEFAULT_BATCH_BYTES, STDIN, ReadStats, read_documents
+from corpus_miner.io.strings import StringList
 from corpus_miner.corpus.token_corpus import TokenCorpus
 from corpus_miner.corpus.tokenizer import TokenIdAssigner
 

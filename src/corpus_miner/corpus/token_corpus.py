@@ -21,12 +21,13 @@ from typing import Sequence
 
 import numpy as np
 
-from corpus_miner.atomic import atomic_dir
-from corpus_miner.corpus.readers import ReadStats
-from corpus_miner.corpus.strings import StringList
+from corpus_miner.io.artefact import TOKEN_CORPUS_FORMAT
+from corpus_miner.io.atomic import atomic_dir
+from corpus_miner.io.readers import ReadStats
+from corpus_miner.io.strings import StringList
 from corpus_miner.errors import FormatError
 
-FORMAT_NAME = "corpus-miner/token-corpus"
+FORMAT_NAME = TOKEN_CORPUS_FORMAT
 FORMAT_VERSION = 1
 TOKENIZER = "str.lower, then maximal runs of \\p{L}\\p{M}\\p{N}"
 _ARRAYS = {  # name -> dtype

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from corpus_miner.corpus import kernels
-from corpus_miner.corpus.strings import StringList, arrow_string_buffers
+from corpus_miner.io.strings import StringList, arrow_string_buffers
 from corpus_miner.corpus.unicode_table import WORD_SELF, code_point_tables
 
 

@@ -14,7 +14,7 @@ import functools
 import numpy as np
 from numba import njit
 
-from corpus_miner.dedup._hashing import splitmix64
+from corpus_miner._numba.hashing import splitmix64
 from corpus_miner.errors import ParameterError
 
 _GRID_POINTS = 1001  # odd: Simpson's rule

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from corpus_miner.dedup._hashing import splitmix64
+from corpus_miner._numba.hashing import splitmix64
 
 _NO_DOC = -1
 

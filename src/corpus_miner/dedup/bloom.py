@@ -25,8 +25,8 @@ import math
 import numpy as np
 from numba import njit
 
-from corpus_miner.dedup._hashing import splitmix64
-from corpus_miner.dedup.storage import read_array, read_metadata, write_index_dir
+from corpus_miner._numba.hashing import splitmix64
+from corpus_miner.io.artefact import read_array, read_metadata, write_index_dir
 from corpus_miner.errors import FormatError, ParameterError
 
 BLOOM_FORMAT = "corpus-miner/bloom-filter"

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from corpus_miner.dedup._hashing import (
+from corpus_miner._numba.hashing import (
     EMPTY_SLOT,
     MERSENNE_61,
     reduce61,

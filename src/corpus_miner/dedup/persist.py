@@ -14,7 +14,7 @@ import pyarrow as pa
 from corpus_miner.dedup.bandtable import BandTable
 from corpus_miner.dedup.bloom import BloomFilter
 from corpus_miner.dedup.params import LSHBloomParams
-from corpus_miner.dedup.storage import read_array, read_blob, read_metadata, write_index_dir
+from corpus_miner.io.artefact import read_array, read_blob, read_metadata, write_index_dir
 from corpus_miner.errors import FormatError, ParameterError
 
 INDEX_FORMAT = "corpus-miner/lsh-index"

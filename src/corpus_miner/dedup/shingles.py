@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numba import njit
 
-from corpus_miner.dedup._hashing import SHINGLE_SEED, splitmix64
+from corpus_miner._numba.hashing import SHINGLE_SEED, splitmix64
 from corpus_miner.errors import InputError, ParameterError
 
 SHINGLE_KINDS = ("char", "word")

@@ -16,7 +16,7 @@ from typing import Iterator, Sequence, TextIO
 
 import numpy as np
 
-from corpus_miner.atomic import atomic_path
+from corpus_miner.io.atomic import atomic_path
 from corpus_miner.errors import FormatError, InputError, ParameterError
 
 COLUMNS = ("phrase", "length", "df", "occurrences")

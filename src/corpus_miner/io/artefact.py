@@ -2,7 +2,7 @@
 
 metadata.json holds {"format": <name>, "version": <int>, ..., "arrays": {file: {"dtype", "shape",
 "sha256"}}}. Arrays are raw little-endian bytes (no pickle, no .npy object arrays). Writes go
-through corpus_miner.atomic.atomic_dir; reads verify format name, version, sizes and checksums and
+through corpus_miner.io.atomic.atomic_dir; reads verify format name, version, sizes and checksums and
 raise FormatError with what is wrong and what to do.
 """
 
@@ -10,14 +10,39 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 
-from corpus_miner.atomic import atomic_dir
+from corpus_miner.io.atomic import atomic_dir
 from corpus_miner.errors import FormatError
 
 METADATA_FILE = "metadata.json"
+TOKEN_CORPUS_FORMAT = "corpus-miner/token-corpus"
+
+
+def is_saved_corpus(path) -> bool:
+    """True when `path` is a folder written by TokenCorpus.save.
+
+    A folder with tokens.npy next to its metadata.json counts too, so that a damaged
+    metadata.json is reported by the loader instead of the arrays being read as text files.
+    """
+    folder = Path(path)
+    if not (folder / METADATA_FILE).is_file():
+        return False
+    return (folder / "tokens.npy").is_file() or saved_artefact_format(folder) == TOKEN_CORPUS_FORMAT
+
+
+def saved_artefact_format(folder) -> str | None:
+    """The format name of the corpus-miner artefact saved in `folder`, or None."""
+    try:
+        with open(Path(folder) / METADATA_FILE, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return None
+    found = re.search(rb'"format"\s*:\s*"(corpus-miner/[^"]{1,100})"', head)
+    return found.group(1).decode("utf-8", "replace") if found else None
 
 
 def _sha256(data: bytes | memoryview) -> str:

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from corpus_miner.atomic import atomic_dir, atomic_path
+from corpus_miner.io.atomic import atomic_dir, atomic_path
 from corpus_miner.errors import InputError
 
 

@@ -26,7 +26,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from corpus_miner.errors import InputError, ParameterError
-from corpus_miner.phrases import coverage_kernels as kernels
+from corpus_miner.coverage import kernels as kernels
 from corpus_miner.phrases.result import PhraseTable
 
 HISTOGRAM_BINS = 20

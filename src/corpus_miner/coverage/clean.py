@@ -38,10 +38,10 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from corpus_miner.corpus.jsonl import is_json_text
+from corpus_miner.io.jsonl import is_json_text
 from corpus_miner.errors import InputError, NotFittedError, ParameterError
-from corpus_miner.phrases import coverage_kernels as kernels
-from corpus_miner.phrases.coverage import (Coverage, aligned_batches, find_occurrences,
+from corpus_miner.coverage import kernels as kernels
+from corpus_miner.coverage.coverage import (Coverage, aligned_batches, find_occurrences,
                                             phrases_from_texts)
 
 MODES = ("remove", "mask", "annotate")
@@ -258,7 +258,7 @@ class Cleaner:
               skip_bad: bool = False) -> dict:
         """Re-read `inputs` (the ones the corpus was loaded from), clean them and write `output`
         (.jsonl, .jsonl.gz or .parquet) atomically; returns summary() plus rows written."""
-        from corpus_miner.corpus import read_documents, write_records
+        from corpus_miner.io import read_documents, write_records
 
         self._check_fitted()
         batches = read_documents(inputs, text_field=text_field, id_field=id_field,

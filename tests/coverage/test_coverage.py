@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpus_miner.errors import ParameterError
-from corpus_miner.phrases import coverage_kernels as kernels
-from corpus_miner.phrases.coverage import Coverage, find_occurrences, phrases_from_texts
+from corpus_miner.coverage import kernels as kernels
+from corpus_miner.coverage.coverage import Coverage, find_occurrences, phrases_from_texts
 from corpus_miner.phrases.result import PhraseTable
 from tests.phrases.oracle import brute_force_mcfp
 
@@ -195,7 +195,7 @@ _PLAIN_SCRIPT = """
 import json, sys, warnings
 import numpy as np
 warnings.simplefilter("error")
-from corpus_miner.phrases import coverage_kernels as k
+from corpus_miner.coverage import kernels as k
 a = json.loads(sys.argv[1])
 arr = lambda key, dt: np.array(a[key], dtype=dt)
 with np.errstate(over="ignore"):  # the 64-bit hash wraps on purpose

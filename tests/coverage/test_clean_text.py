@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpus_miner.corpus import token_spans, tokenize
-from corpus_miner.phrases.clean import mask_runs, remove_runs, run_char_spans
+from corpus_miner.coverage.clean import mask_runs, remove_runs, run_char_spans
 
 WORDS = ["Hello", "WORLD", "straße", "École", "中文", "naïve", "e\u0301t\u0301e", "İstanbul",
          "x2", "42", "ÆØÅ", "Ωμέγα", "ok"]

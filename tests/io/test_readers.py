@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from corpus_miner.corpus import ReadStats, read_documents
+from corpus_miner.io import ReadStats, read_documents
 from corpus_miner.errors import InputError
 
 ROWS = [{"id": "a", "text": "Hello world", "lang": "en"},
@@ -259,7 +259,7 @@ def test_text_folder_skips_and_counts_binary_files(tmp_path):
 def test_empty_parquet_without_columns_is_an_empty_corpus(tmp_path):
     # dedup/clean write an empty corpus as a Parquet file without columns; feeding it to the
     # next stage failed with "no field 'text' (fields: none)" instead of reading no documents.
-    from corpus_miner.corpus import write_records
+    from corpus_miner.io import write_records
 
     empty = tmp_path / "empty.parquet"
     write_records(iter(()), empty)

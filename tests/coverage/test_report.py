@@ -8,12 +8,13 @@ import re
 import numpy as np
 import pytest
 
-from corpus_miner.corpus import load_corpus, read_documents, tokenize
+from corpus_miner.corpus import load_corpus, tokenize
+from corpus_miner.io import read_documents
 from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.phrases import BloomSpan
-from corpus_miner.phrases.coverage import Coverage
-from corpus_miner.phrases.report import CoverageReport, host_of, parse_group_by
-from tests.phrases.test_clean import MIN_LENGTH, SIGMA, web_documents, write_jsonl
+from corpus_miner.coverage.coverage import Coverage
+from corpus_miner.coverage.report import CoverageReport, host_of, parse_group_by
+from tests.coverage.test_clean import MIN_LENGTH, SIGMA, web_documents, write_jsonl
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +110,7 @@ def test_terminal_summary_has_the_headline(web):
 
 
 def test_report_without_second_pass_and_on_empty_coverage():
-    from tests.phrases.test_coverage import make_corpus
+    from tests.coverage.test_coverage import make_corpus
 
     corpus = make_corpus([[1, 2, 3], [4, 5, 6]])
     coverage = Coverage.from_phrases(corpus, BloomSpan(sigma=2, min_length=2).fit(
@@ -135,8 +136,8 @@ def test_group_by_parsing_and_hosts(web):
 
 
 def test_group_by_a_mixed_type_field_uses_the_original_values():
-    from corpus_miner.corpus.jsonl import _rows_to_table
-    from corpus_miner.phrases.report import MISSING_GROUP, _group_values
+    from corpus_miner.io.jsonl import _rows_to_table
+    from corpus_miner.coverage.report import MISSING_GROUP, _group_values
 
     records = _rows_to_table([{"text": "a", "site": "x.org"}, {"text": "b", "site": 7},
                               {"text": "c"}], "text")

@@ -18,10 +18,10 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from corpus_miner.atomic import atomic_path
-from corpus_miner.corpus.jsonl import json_values
+from corpus_miner.io.atomic import atomic_path
+from corpus_miner.io.jsonl import json_values
 from corpus_miner.errors import InputError, ParameterError
-from corpus_miner.phrases.coverage import Coverage, aligned_batches
+from corpus_miner.coverage.coverage import Coverage, aligned_batches
 
 MISSING_GROUP = "(missing)"
 _SPACES = re.compile(r"\s+")
@@ -212,7 +212,7 @@ class CoverageReport:
         return summary
 
     def to_html(self) -> str:
-        from corpus_miner.phrases.report_html import render_html
+        from corpus_miner.coverage.report_html import render_html
 
         return render_html(self.to_dict(), self.title)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -21,8 +20,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from corpus_miner.corpus.jsonl import is_json_text, iter_line_chunks, json_values, parse_chunk
-from corpus_miner.corpus.strings import arrow_string_buffers
+from corpus_miner.io.jsonl import is_json_text, iter_line_chunks, json_values, parse_chunk
+from corpus_miner.io.artefact import is_saved_corpus, saved_artefact_format
+from corpus_miner.io.strings import arrow_string_buffers
 from corpus_miner.errors import InputError
 
 DEFAULT_BATCH_BYTES = 2 << 20  # measured: larger batches cost RAM and gain no speed
@@ -86,36 +86,6 @@ def read_documents(inputs, *, text_field: str = "text", id_field: str = "id",
         yield from reader.read(item)
 
 
-def is_saved_corpus(path) -> bool:
-    """True when `path` is a folder written by TokenCorpus.save.
-
-    A folder with tokens.npy next to its metadata.json counts too, so that a damaged
-    metadata.json is reported by the loader instead of the arrays being read as text files.
-    """
-    from corpus_miner.corpus.token_corpus import FORMAT_NAME
-
-    folder = Path(path)
-    if not (folder / "metadata.json").is_file():
-        return False
-    return (folder / "tokens.npy").is_file() or FORMAT_NAME.encode() in _metadata_head(folder)
-
-
-def _saved_artefact_format(folder: Path) -> str | None:
-    """The format name of another corpus-miner artefact (e.g. a dedup index) saved in folder."""
-    if not (folder / "metadata.json").is_file():
-        return None
-    found = re.search(rb'"format"\s*:\s*"(corpus-miner/[^"]{1,100})"', _metadata_head(folder))
-    return found.group(1).decode("utf-8", "replace") if found else None
-
-
-def _metadata_head(folder: Path) -> bytes:
-    try:
-        with open(folder / "metadata.json", "rb") as fh:
-            return fh.read(4096)
-    except OSError:
-        return b""
-
-
 class _Reader:
     def __init__(self, text_field, id_field, skip_bad, stats, batch_size):
         self.text_field = text_field
@@ -137,7 +107,7 @@ class _Reader:
             if is_saved_corpus(path):
                 raise InputError(f"{path}: is a saved token corpus, not documents; "
                                  "pass it alone to commands that accept a corpus")
-            artefact = _saved_artefact_format(path)
+            artefact = saved_artefact_format(path)
             if artefact is not None:  # its binary arrays are no text documents
                 raise InputError(f"{path}: is a saved {artefact} folder, not documents; "
                                  "pass the documents it was built from")

@@ -14,9 +14,9 @@ from typing import Iterable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from corpus_miner.atomic import atomic_path
-from corpus_miner.corpus.jsonl import is_json_text, json_values
-from corpus_miner.corpus.readers import DocumentBatch
+from corpus_miner.io.atomic import atomic_path
+from corpus_miner.io.jsonl import is_json_text, json_values
+from corpus_miner.io.readers import DocumentBatch
 from corpus_miner.errors import ParameterError
 
 OUTPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet")

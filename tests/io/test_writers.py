@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from corpus_miner.corpus import read_documents, write_records
+from corpus_miner.io import read_documents, write_records
 from corpus_miner.errors import ParameterError
 
 ROWS = [{"id": "a", "text": "x y", "n": 1, "tags": ["p", "q"]},
@@ -69,7 +69,7 @@ def test_a_failing_source_or_sink_leaves_no_gzip_output(tmp_path):
         def write(self, data):
             raise OSError("no space left on device")
 
-    from corpus_miner.corpus.writers import _WriteInBackground
+    from corpus_miner.io.writers import _WriteInBackground
 
     writer = _WriteInBackground(FullDisk())
     with pytest.raises(OSError, match="no space"):

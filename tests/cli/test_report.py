@@ -9,7 +9,7 @@ import pytest
 
 from corpus_miner.cli import main
 from corpus_miner.corpus import load_corpus, tokenize
-from tests.phrases.test_clean import MIN_LENGTH, SIGMA, TEMPLATES, web_documents, write_jsonl
+from tests.coverage.test_clean import MIN_LENGTH, SIGMA, TEMPLATES, web_documents, write_jsonl
 
 PARAMS = ["--sigma", str(SIGMA), "--min-length", str(MIN_LENGTH)]
 

@@ -1,0 +1,1 @@
+"""Small numba primitives shared by the kernels of several rooms (hashing, ...)."""

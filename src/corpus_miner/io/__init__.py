@@ -1,0 +1,7 @@
+"""Input and output: streaming readers (JSONL/.gz/.zst, Parquet, text folders, stdin), record
+writers, atomic outputs, and the saved-folder format of every artefact (metadata.json + arrays)."""
+
+from corpus_miner.io.readers import DEFAULT_BATCH_BYTES, DocumentBatch, ReadStats, read_documents
+from corpus_miner.io.writers import write_records
+
+__all__ = ["DEFAULT_BATCH_BYTES", "DocumentBatch", "ReadStats", "read_documents", "write_records"]
