@@ -17,8 +17,9 @@ class FormatError(CorpusMinerError):
     """A saved artefact (TokenCorpus, Bloom index, phrase list) is corrupt, truncated or foreign."""
 
 
-class NotFittedError(CorpusMinerError, RuntimeError):
-    """An estimator was used before `fit`."""
+class NotFittedError(CorpusMinerError, RuntimeError, AttributeError):
+    """An estimator was used before `fit`. Also an AttributeError, so `hasattr(model, "phrases_")`
+    is simply False before fit."""
 
 
 class MissingExtraError(CorpusMinerError, ImportError):

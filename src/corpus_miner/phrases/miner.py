@@ -15,12 +15,13 @@ from typing import Callable
 
 import numpy as np
 
-from corpus_miner.errors import InputError, NotFittedError
+from corpus_miner.errors import InputError
+from corpus_miner.estimator import Estimator
 from corpus_miner.phrases.params import DEFAULT_NUM_HASHES, PhraseParams
 from corpus_miner.phrases.result import PhraseTable
 
 
-class BloomSpan:
+class BloomSpan(Estimator):
     """Maximal contiguous frequent phrases: every token sequence occurring in >= sigma documents,
     of length >= min_length, that cannot be extended by one token on either side and stay in
     >= sigma documents.
@@ -29,6 +30,8 @@ class BloomSpan:
     progress: optional callable(stage_name) called as each mining stage starts.
     Learned: phrases_ (PhraseTable, canonical order), stats_ (dict: counts, seconds, peak RSS).
     """
+
+    _fit_hint = "fit(corpus)"
 
     def __init__(self, sigma: int = 20, min_length: int = 10, algorithm: str = "bloomspan",
                  filter_bytes: int | None = None, num_hashes: int = DEFAULT_NUM_HASHES,
@@ -40,17 +43,11 @@ class BloomSpan:
         self.num_hashes = num_hashes
         self.progress = progress
 
-    def get_params(self) -> dict:
-        return {"sigma": self.sigma, "min_length": self.min_length, "algorithm": self.algorithm,
-                "filter_bytes": self.filter_bytes, "num_hashes": self.num_hashes}
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"BloomSpan({args})"
-
     def fit(self, corpus) -> "BloomSpan":
         """Mine `corpus` (a TokenCorpus, or anything with .tokens, .doc_offsets and .vocab)."""
-        params = PhraseParams(**self.get_params())
+        params = PhraseParams(sigma=self.sigma, min_length=self.min_length,
+                              algorithm=self.algorithm, filter_bytes=self.filter_bytes,
+                              num_hashes=self.num_hashes)
         missing = [name for name in ("tokens", "doc_offsets", "vocab") if not hasattr(corpus, name)]
         if missing:
             raise InputError(f"fit() needs a TokenCorpus (object with tokens, doc_offsets, vocab); "
@@ -71,10 +68,3 @@ class BloomSpan:
         self.phrases_: PhraseTable = table  # both miners return canonical (Psi) order
         self.stats_: dict = stats
         return self
-
-    def __getattr__(self, name: str):
-        # only reached when normal lookup fails: learned attributes before fit
-        if name in ("phrases_", "stats_"):
-            raise NotFittedError(f"{name} is not available: this BloomSpan is not fitted yet; "
-                                 "call fit(corpus) first")
-        raise AttributeError(f"{type(self).__name__!s} has no attribute {name!r}")

@@ -1,0 +1,79 @@
+"""The one estimator convention of corpus-miner (scikit-learn / Spark ML habits).
+
+- `__init__` stores every argument as given, under the argument's own name, and does nothing else
+  (no validation, no conversion): `get_params()` reads them back by introspecting the signature,
+  and `set_params(**changes)` changes them.
+- `fit(...)` validates the parameters (through the capability's frozen params dataclass), learns,
+  and returns `self`.
+- Learned state ends in `_` and exists only after fit; `check_is_fitted()` raises NotFittedError
+  with a message that says what to call first.
+- State that another engine or the persistence layer needs is read and written through a public
+  API of the estimator (`to_state` / `from_state` or named methods), never through private attributes.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, TypeVar
+
+from corpus_miner.errors import NotFittedError, ParameterError
+
+E = TypeVar("E", bound="Estimator")
+
+
+class Estimator:
+    """Base class: parameter introspection, repr, and the fitted check."""
+
+    # How to fit this estimator, named in NotFittedError messages ("call fit(corpus) first").
+    _fit_hint = "fit()"
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        signature = inspect.signature(cls.__init__)
+        return [name for name, p in signature.parameters.items()
+                if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor arguments, as given."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self: E, **changes: Any) -> E:
+        """Change constructor arguments; they take effect at the next fit."""
+        known = set(self._param_names())
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise ParameterError(f"{type(self).__name__} has no parameter "
+                                 f"{', '.join(map(repr, unknown))}; known: {', '.join(sorted(known))}")
+        for name, value in changes.items():
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = {name: p.default for name, p in
+                    inspect.signature(type(self).__init__).parameters.items()}
+        changed = []
+        for name, value in self.get_params().items():
+            default = defaults.get(name, inspect.Parameter.empty)
+            try:
+                same = default is not inspect.Parameter.empty and bool(value == default)
+            except Exception:  # arrays and other values without a plain truth value
+                same = False
+            if not same:
+                changed.append(f"{name}={value!r}")
+        return f"{type(self).__name__}({', '.join(changed)})"
+
+    def __getattr__(self, name: str):
+        # only reached when normal lookup fails: a learned attribute asked for before fit
+        if name.endswith("_") and not name.startswith("_"):
+            raise NotFittedError(f"{name} is not available: this {type(self).__name__} is not "
+                                 f"fitted yet; call {self._fit_hint} first")
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+
+    def is_fitted(self) -> bool:
+        """True once fit (or a loader) has set learned state: any attribute ending in `_`."""
+        return any(name.endswith("_") and not name.startswith("_") for name in vars(self))
+
+    def check_is_fitted(self) -> None:
+        if not self.is_fitted():
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; "
+                                 f"call {self._fit_hint} first")
