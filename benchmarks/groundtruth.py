@@ -74,8 +74,9 @@ def edit(text: str, kind: str, strength: float, rng: np.random.Generator) -> str
     raise ValueError(f"unknown edit kind {kind!r}")
 
 
-def plant_near_duplicates(docs, n_copies, seed=0):
-    """Originals in file order, each planted copy inserted at a random later position.
+def plant_near_duplicates(docs, n_copies, seed=0, strengths=(0.01, 0.03, 0.05, 0.1, 0.2, 0.35)):
+    """Originals in file order, each planted copy inserted at a random later position; each copy
+    gets one edit kind (in turn) at a strength drawn from `strengths`.
 
     Returns (ids, texts, planted) with planted = list of (copy position, original position, kind,
     strength)."""
@@ -84,7 +85,7 @@ def plant_near_duplicates(docs, n_copies, seed=0):
     sources = rng.choice(len(docs), size=n_copies, replace=True)
     for c, src in enumerate(sources):
         kind = EDIT_KINDS[c % len(EDIT_KINDS)]
-        strength = float(rng.choice([0.01, 0.03, 0.05, 0.1, 0.2, 0.35]))
+        strength = float(rng.choice(list(strengths)))
         doc_id, text = docs[src]
         copy = edit(text, kind, strength, rng)
         order.append((f"{doc_id}#copy{c}-{kind}-{strength}", copy, (doc_id, kind, strength)))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from corpus_miner.dedup.banding import band_keys
 from corpus_miner.dedup.minhash import signatures
@@ -27,17 +28,42 @@ def signatures_for_texts(texts, params: LSHBloomParams) -> np.ndarray:
     return signatures(hashes, offsets, params.num_perm, params.seed, params.sketch)
 
 
-CHUNK_DOCS = 1024  # bounds the shingle/signature buffers; results do not depend on it
+CHUNK_BYTES = 1 << 21  # text per chunk: shingling holds ~10 bytes per text byte (hashes, copies)
+CHUNK_DOCS = 1024  # and at most this many documents (signatures: 8 bytes x num_perm each)
+
+
+def _text_lengths(texts) -> np.ndarray:
+    """Bytes (Arrow) or characters (Python strings) of each text; 0 for what is not text (the
+    shingler reports it)."""
+    if isinstance(texts, (pa.Array, pa.ChunkedArray)):
+        if not (pa.types.is_string(texts.type) or pa.types.is_large_string(texts.type)):
+            return np.zeros(len(texts), np.int64)
+        lengths = pc.binary_length(texts)
+        if isinstance(lengths, pa.ChunkedArray):
+            lengths = lengths.combine_chunks()
+        return lengths.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    return np.fromiter((len(t) if isinstance(t, str) else 0 for t in texts), np.int64, len(texts))
+
+
+def chunk_bounds(texts, max_bytes: int = CHUNK_BYTES, max_docs: int = CHUNK_DOCS) -> list[tuple[int, int]]:
+    """(start, stop) of consecutive chunks of at most max_bytes of text and max_docs documents
+    (a longer document is a chunk of its own): working memory follows text size, not counts."""
+    ends = np.cumsum(_text_lengths(texts))
+    bounds, start = [], 0
+    while start < len(ends):
+        before = ends[start - 1] if start else 0
+        stop = int(np.searchsorted(ends, before + max_bytes, side="right"))
+        stop = min(max(stop, start + 1), start + max_docs)
+        bounds.append((start, stop))
+        start = stop
+    return bounds
 
 
 def band_keys_for_texts(texts, params: LSHBloomParams) -> np.ndarray:
-    """uint64 (n_docs, bands) band keys of a batch of texts (processed CHUNK_DOCS at a time)."""
+    """uint64 (n_docs, bands) band keys of a batch of texts (computed chunk by chunk, see
+    chunk_bounds; the keys do not depend on the chunking)."""
     bands, rows = params.bands_rows
-    if isinstance(texts, pa.ChunkedArray):
-        texts = texts.combine_chunks()
-    n_docs = len(texts)
-    keys = np.empty((n_docs, bands), np.uint64)
-    for start in range(0, n_docs, CHUNK_DOCS):
-        chunk = texts[start:start + CHUNK_DOCS]
-        keys[start:start + len(chunk)] = band_keys(signatures_for_texts(chunk, params), bands, rows)
+    keys = np.empty((len(texts), bands), np.uint64)
+    for start, stop in chunk_bounds(texts):
+        keys[start:stop] = band_keys(signatures_for_texts(texts[start:stop], params), bands, rows)
     return keys
