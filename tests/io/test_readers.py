@@ -267,3 +267,25 @@ def test_empty_parquet_without_columns_is_an_empty_corpus(tmp_path):
     for path in (empty, tmp_path / "no_text.parquet"):
         ids, texts, _, stats = read_all(path)
         assert ids == [] and texts == [] and stats.documents == 0 and stats.files == 1
+
+
+def test_read_ahead_gives_the_same_batches_and_raises_where_the_error_is(write_jsonl, tmp_path):
+    rows = [{"id": str(i), "text": "w" * (i % 7) * 30} for i in range(50)]
+    path = write_jsonl("d.jsonl", rows)
+    plain = read_all(path, batch_size=64)
+    ahead = read_all(path, batch_size=64, prefetch=2)
+    assert ahead[:2] == plain[:2] and len(ahead[2]) == len(plain[2]) > 5
+    assert [b.first_row for b in ahead[2]] == [b.first_row for b in plain[2]]
+    assert ahead[3] == plain[3]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(json.dumps(r) for r in rows[:20]) + "\n{broken\n")
+    received = {}
+    for prefetch in (0, 2):
+        received[prefetch] = []
+        with pytest.raises(InputError, match="line 21"):
+            for batch in read_documents(bad, batch_size=64, prefetch=prefetch):
+                received[prefetch].append(len(batch))
+    assert received[2] == received[0] and sum(received[0]) > 10  # the good batches came first
+    stream = read_documents(path, batch_size=64, prefetch=1)
+    next(stream)
+    stream.close()  # the consumer leaves early: the worker stops at its next batch

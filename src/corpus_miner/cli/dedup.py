@@ -106,7 +106,7 @@ def _model(args: argparse.Namespace) -> LSHBloom:
 def _read(args: argparse.Namespace, stats: ReadStats, label: str = "reading"):
     """Document batches of the inputs; a progress bar on stderr when it is a terminal."""
     batches = read_documents(args.inputs, text_field=args.text_field, id_field=args.id_field,
-                             skip_bad=args.skip_bad, stats=stats)
+                             skip_bad=args.skip_bad, stats=stats, prefetch=2)
     if not sys.stderr.isatty():
         yield from batches
         return

@@ -131,7 +131,7 @@ def _exact_min_over_blocks(x, block_min, a_hi, a_lo, b):
     return v
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: a read-ahead thread can parse meanwhile
 def minhash_kernel(hashes, offsets, a, b):
     """Classic MinHash signatures (n_docs, len(a)) of the documents hashes[offsets[d]:offsets[d+1]]:
     slot j = min over the document's shingles x of (a_j x + b_j) mod p.
@@ -189,7 +189,7 @@ def _densify_source(bin_index, attempt, num_bins, salt):
     return splitmix64(salt ^ (np.uint64(bin_index) << np.uint64(32)) ^ np.uint64(attempt)) % np.uint64(num_bins)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: a read-ahead thread can parse meanwhile
 def oph_kernel(hashes, offsets, a0, b0, num_perm, salt):
     """OPH signatures with optimal densification, shape (n_docs, num_perm)."""
     n_docs = len(offsets) - 1

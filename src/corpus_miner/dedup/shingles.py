@@ -40,7 +40,7 @@ _ASCII_SPACE = np.zeros(128, np.uint8)
 _ASCII_SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: a read-ahead thread can parse meanwhile
 def collapse_whitespace_kernel(data, offsets):
     """Each document with whitespace runs replaced by one space and trimmed: (bytes, offsets).
 
@@ -237,7 +237,7 @@ def _hash_shingles(data, begin, starts, width, trim, out):
             out[j] = _hash_bytes(data, first, stop)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: a read-ahead thread can parse meanwhile
 def shingle_hashes_kernel(data, offsets, shingle_size, word_mode, max_shingles):
     """Shingle hashes of every document: (flat uint64 hashes, int64 per-document offsets).
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import sys
+import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -76,14 +78,58 @@ class DocumentBatch:
 
 def read_documents(inputs, *, text_field: str = "text", id_field: str = "id",
                    skip_bad: bool = False, stats: ReadStats | None = None,
-                   batch_size: int = DEFAULT_BATCH_BYTES) -> Iterator[DocumentBatch]:
-    """Stream documents from one or more inputs, in order (see module doc for formats)."""
+                   batch_size: int = DEFAULT_BATCH_BYTES, prefetch: int = 0) -> Iterator[DocumentBatch]:
+    """Stream documents from one or more inputs, in order (see module doc for formats).
+
+    prefetch > 0: a background thread reads up to that many batches ahead (pyarrow parses and
+    decompresses without the GIL, so reading overlaps the caller's work on the previous batch);
+    errors are raised in the caller at the batch where they happened. `stats` then runs ahead of
+    the batches received by up to `prefetch` batches."""
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
     stats = stats if stats is not None else ReadStats()
     reader = _Reader(text_field, id_field, skip_bad, stats, max(1, int(batch_size)))
-    for item in inputs:
-        yield from reader.read(item)
+    batches = (batch for item in inputs for batch in reader.read(item))
+    if prefetch > 0:
+        batches = _read_ahead(batches, prefetch)
+    yield from batches
+
+
+_DONE = object()
+
+
+def _read_ahead(batches: Iterator[DocumentBatch], depth: int) -> Iterator[DocumentBatch]:
+    """The items of `batches`, produced by a worker thread at most `depth` items ahead."""
+    ahead: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def offer(item) -> bool:  # False when the consumer has gone away
+        while not stop.is_set():
+            try:
+                ahead.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            for batch in batches:
+                if not offer(batch):
+                    return
+            offer(_DONE)
+        except BaseException as exc:  # handed to the consumer, raised there
+            offer(exc)
+
+    worker = threading.Thread(target=work, name="read-ahead", daemon=True)
+    worker.start()
+    try:
+        while (item := ahead.get()) is not _DONE:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:  # the worker ends at its next batch (not joined: it may be waiting on stdin)
+        stop.set()
 
 
 class _Reader:
