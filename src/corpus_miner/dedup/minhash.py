@@ -61,6 +61,7 @@ def minhash_plain_kernel(hashes, offsets, a, b):
     return sig
 
 
+_OPH_BLOCK = 4096  # shingles hashed per vectorised pass of OPH
 _BLOCK = 64  # shingles per block of the approximate pass (a block is re-scanned exactly)
 _GROUP = 4  # permutations per approximate pass: each loaded shingle serves four of them
 _SLACK = np.uint64(1 << 33)  # > the error of the fixed-point estimate (see _approx_block_minima)
@@ -197,22 +198,20 @@ def oph_kernel(hashes, offsets, a0, b0, num_perm, salt):
     a_lo = a0 & np.uint64(0xFFFFFFFF)
     bins = np.uint64(num_perm)
     sig = np.full((n_docs, num_perm), EMPTY_SLOT, np.uint64)
-    longest = 0
-    for d in range(n_docs):
-        longest = max(longest, offsets[d + 1] - offsets[d])
-    values = np.empty(longest, np.uint64)
-    slots = np.empty(longest, np.uint64)
+    values = np.empty(_OPH_BLOCK, np.uint64)  # per block of shingles: memory does not grow
+    slots = np.empty(_OPH_BLOCK, np.uint64)  # with the longest document
     for d in range(n_docs):
         row = sig[d]
-        start, count = offsets[d], offsets[d + 1] - offsets[d]
-        for i in range(count):  # independent iterations: vectorised
-            g = universal_hash61(a_hi, a_lo, b0, reduce61(hashes[start + i]))
-            values[i] = g
-            slots[i] = ((g >> np.uint64(29)) * bins) >> np.uint64(32)  # top bits -> bin, no division
-        for i in range(count):
-            j = slots[i]
-            if values[i] < row[j]:
-                row[j] = values[i]
+        for block in range(offsets[d], offsets[d + 1], _OPH_BLOCK):
+            part = hashes[block:min(block + _OPH_BLOCK, offsets[d + 1])]
+            for i in range(len(part)):  # independent iterations: vectorised
+                g = universal_hash61(a_hi, a_lo, b0, reduce61(part[i]))
+                values[i] = g
+                slots[i] = ((g >> np.uint64(29)) * bins) >> np.uint64(32)  # top bits -> bin
+            for i in range(len(part)):
+                j = slots[i]
+                if values[i] < row[j]:
+                    row[j] = values[i]
         if offsets[d + 1] == offsets[d]:
             continue
         filled = row.copy()  # densify from the original bins only

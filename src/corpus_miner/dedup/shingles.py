@@ -198,34 +198,36 @@ def _unit_counts(data, offsets, word_mode):
 
 
 @njit(cache=True)
-def _unit_starts(data, begin, end, word_mode, starts):
-    """Fill starts with the byte start of each unit (code point or word) of data[begin:end],
-    plus one sentinel; returns the number of units."""
-    k = 0
-    for i in range(begin, end):
-        b = data[i]
-        if word_mode:
-            if b != _SPACE and (i == begin or data[i - 1] == _SPACE):
-                starts[k] = i
-                k += 1
-        elif (b & 0xC0) != 0x80:
-            starts[k] = i
-            k += 1
-    # a word n-gram ends before the separating space: `end + 1` makes `starts[j] - 1` work
-    starts[k] = end + 1 if word_mode else end
-    return k
+def _hash_shingles(data, begin, end, word_mode, width, trim, ring, out):
+    """out[j] = hash of the shingle of `width` units (code points or words) starting at unit j of
+    data[begin:end].
 
-
-@njit(cache=True)
-def _hash_shingles(data, begin, starts, width, trim, out):
-    """out[j] = hash of the shingle of `width` units starting at unit j.
-
-    Shingles of at most 8 bytes (char 5-grams of ASCII text) read their bytes from a rolling
-    window of the last 8 bytes instead of byte by byte: the same value as _hash_bytes."""
+    Unit starts are found in the same pass and kept in `ring` (a power of two > width entries):
+    the starts of the last width + 1 units are all a shingle needs, so no per-unit array exists.
+    After the last unit comes a sentinel start (`end + 1` in word mode, where a shingle ends
+    before the separating space). Shingles of at most 8 bytes (char 5-grams of ASCII text) read
+    their bytes from a rolling window of the last 8 bytes: the same value as _hash_bytes."""
+    mask = len(ring) - 1
     window = np.uint64(0)
     pushed = begin
+    found = 0  # unit starts seen so far (the sentinel included)
+    i = begin
     for j in range(len(out)):
-        first, stop = starts[j], starts[j + width] - trim
+        while found <= j + width:  # find the start of unit j + width
+            if i < end:
+                b = data[i]
+                if word_mode:
+                    is_start = b != _SPACE and (i == begin or data[i - 1] == _SPACE)
+                else:
+                    is_start = (b & 0xC0) != 0x80
+                if is_start:
+                    ring[found & mask] = i
+                    found += 1
+                i += 1
+            else:
+                ring[found & mask] = end + 1 if word_mode else end
+                found += 1
+        first, stop = ring[j & mask], ring[(j + width) & mask] - trim
         while pushed < stop:
             window = (window >> np.uint64(8)) | (np.uint64(data[pushed]) << np.uint64(56))
             pushed += 1
@@ -247,31 +249,34 @@ def shingle_hashes_kernel(data, offsets, shingle_size, word_mode, max_shingles):
     n_docs = len(offsets) - 1
     units = _unit_counts(data, offsets, word_mode)
     counts = np.empty(n_docs, np.int64)
-    longest_units, longest_count, kept_total = 0, 0, 0
+    longest_count, kept_total = 0, 0
     for d in range(n_docs):
         count = units[d] - shingle_size + 1 if units[d] >= shingle_size else min(units[d], 1)
         counts[d] = count
-        longest_units = max(longest_units, units[d])
         capped = max_shingles >= 0 and count > max_shingles
         longest_count = max(longest_count, count if capped else 0)
         kept_total += max_shingles if capped else count
     hashes = np.empty(kept_total, np.uint64)
     scratch = np.empty(longest_count, np.uint64)
     under = np.empty(longest_count + 1, np.uint64)
-    starts = np.empty(longest_units + 1, np.int64)  # byte start of each unit of one document
+    ring_size = 1
+    while ring_size <= shingle_size:
+        ring_size *= 2
+    ring = np.empty(ring_size, np.int64)  # unit starts of the shingles being hashed
     out_offsets = np.zeros(n_docs + 1, np.int64)
     trim = 1 if word_mode else 0
     kept = 0
     for d in range(n_docs):
         count = counts[d]
         if count > 0:
-            units_here = _unit_starts(data, offsets[d], offsets[d + 1], word_mode, starts)
-            width = min(shingle_size, units_here)
+            width = min(shingle_size, units[d])
             if max_shingles < 0 or count <= max_shingles:
-                _hash_shingles(data, offsets[d], starts, width, trim, hashes[kept:kept + count])
+                _hash_shingles(data, offsets[d], offsets[d + 1], word_mode, width, trim, ring,
+                               hashes[kept:kept + count])
                 kept += count
             else:
-                _hash_shingles(data, offsets[d], starts, width, trim, scratch[:count])
+                _hash_shingles(data, offsets[d], offsets[d + 1], word_mode, width, trim, ring,
+                               scratch[:count])
                 smallest = bottom_k_distinct(scratch[:count], max_shingles, under)
                 hashes[kept:kept + len(smallest)] = smallest
                 kept += len(smallest)
