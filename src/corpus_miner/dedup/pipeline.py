@@ -33,8 +33,8 @@ CHUNK_DOCS = 1024  # and at most this many documents (signatures: 8 bytes x num_
 
 
 def _text_lengths(texts) -> np.ndarray:
-    """Bytes (Arrow) or characters (Python strings) of each text; 0 for what is not text (the
-    shingler reports it)."""
+    """Bytes (Arrow, Python bytes) or characters (Python strings) of each text; 0 for what is not
+    text (the shingler reports it)."""
     if isinstance(texts, (pa.Array, pa.ChunkedArray)):
         if not (pa.types.is_string(texts.type) or pa.types.is_large_string(texts.type)):
             return np.zeros(len(texts), np.int64)
@@ -42,7 +42,8 @@ def _text_lengths(texts) -> np.ndarray:
         if isinstance(lengths, pa.ChunkedArray):
             lengths = lengths.combine_chunks()
         return lengths.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-    return np.fromiter((len(t) if isinstance(t, str) else 0 for t in texts), np.int64, len(texts))
+    return np.fromiter((len(t) if isinstance(t, (str, bytes)) else 0 for t in texts), np.int64,
+                       len(texts))
 
 
 def chunk_bounds(texts, max_bytes: int = CHUNK_BYTES, max_docs: int = CHUNK_DOCS) -> list[tuple[int, int]]:
