@@ -94,7 +94,7 @@ def main(argv=None) -> int:
         rows.append(row)
         print(", ".join(f"{k} {v}" for k, v in row.items()), flush=True)
     duplicates = {r["duplicates"] for r in inner}
-    print(f"in-process duplicates: {duplicates}; CLI: {runs['CLI'][-1]['out'].strip()}")
+    print(f"in-process duplicates: {duplicates}; CLI: {(runs['CLI'][-1]['out'] + runs['CLI'][-1]['err']).strip()}")
     from eval_dedup_quality import write_csv
     write_csv(RESULTS / "bench_dedup_cli.csv", rows)
     return 0
