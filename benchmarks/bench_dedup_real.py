@@ -104,34 +104,34 @@ def run_ours(texts, sketch):
     return flags, time.process_time() - start
 
 
-def run_datasketch(texts):
-    from datasketch import MinHash, MinHashLSH
-    lsh = MinHashLSH(num_perm=NUM_PERM, params=(BANDS, ROWS))
+def run_python_library(texts, new_sketch, update, lsh):
+    """(flags, seconds of shingling inside the run) for a library used as its users do: grams
+    built in Python, one sketch per document, query then insert."""
     flags, shingling = np.zeros(len(texts), bool), 0.0
     for d, text in enumerate(texts):
         start = time.process_time()
         grams = python_grams(text)
         shingling += time.process_time() - start
-        m = MinHash(num_perm=NUM_PERM, seed=1)
-        m.update_batch(grams)
-        flags[d] = bool(lsh.query(m))
-        lsh.insert(d, m)
+        sketch = new_sketch()
+        update(sketch, grams)
+        flags[d] = bool(lsh.query(sketch))
+        lsh.insert(d, sketch)
     return flags, shingling
+
+
+def run_datasketch(texts):
+    from datasketch import MinHash, MinHashLSH
+    return run_python_library(texts, lambda: MinHash(num_perm=NUM_PERM, seed=1),
+                              lambda m, grams: m.update_batch(grams),
+                              MinHashLSH(num_perm=NUM_PERM, params=(BANDS, ROWS)))
 
 
 def run_rensa(texts):
     from rensa import RMinHash, RMinHashLSH
-    lsh = RMinHashLSH(threshold=THRESHOLD, num_perm=NUM_PERM, num_bands=RENSA_BANDS)
-    flags, shingling = np.zeros(len(texts), bool), 0.0
-    for d, text in enumerate(texts):
-        start = time.process_time()
-        grams = python_grams(text)
-        shingling += time.process_time() - start
-        m = RMinHash(num_perm=NUM_PERM, seed=1)
-        m.update(grams)
-        flags[d] = bool(lsh.query(m))
-        lsh.insert(d, m)
-    return flags, shingling
+    return run_python_library(texts, lambda: RMinHash(num_perm=NUM_PERM, seed=1),
+                              lambda m, grams: m.update(grams),
+                              RMinHashLSH(threshold=THRESHOLD, num_perm=NUM_PERM,
+                                          num_bands=RENSA_BANDS))
 
 
 RUNS = {"corpus-miner oph": lambda t: run_ours(t, "oph"),
