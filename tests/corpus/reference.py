@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import unicodedata
+import regex
+
+# The token rule written directly in the `regex` module's syntax (README "Tokens"): a single
+# character (a letter or non-decimal number of a script written without spaces, or a Common letter
+# used only with Han/kana) with the marks after it, or a run of the other letters, marks, numbers.
+SINGLE = (r"[[\p{L}\p{N}--\p{Nd}]&&[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Thai}"
+          r"\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}"
+          r"[\p{sc=Common}&&[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}]]]]")
+TOKEN = regex.compile(SINGLE + r"\p{M}*|[[\p{L}\p{M}\p{N}]--" + SINGLE + "]+", regex.V1)
 
 
 def reference_tokens(text: str) -> list[str]:
-    """The definition, character by character: str.lower(), then runs of L*/M*/N* characters."""
-    tokens, current = [], []
-    for ch in text.lower():
-        if unicodedata.category(ch)[0] in "LMN":
-            current.append(ch)
-        elif current:
-            tokens.append("".join(current))
-            current = []
-    if current:
-        tokens.append("".join(current))
-    return tokens
+    """The definition: str.lower(), then the token rule as one `regex` pattern."""
+    return TOKEN.findall(text.lower())
 
 
 def reference_ids(docs: list[str]) -> tuple[list[list[int]], list[str]]:

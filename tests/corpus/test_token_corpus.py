@@ -105,6 +105,9 @@ def test_truncation_is_caught_even_without_checksums(corpus, tmp_path):
 @pytest.mark.parametrize("edit,message", [
     (lambda m: m.update(version=99), "format version 99"),
     (lambda m: m.update(format="other"), "is not a corpus-miner/token-corpus"),
+    # a corpus saved before CJK characters became tokens of their own
+    (lambda m: m.update(tokenizer="str.lower, then maximal runs of \\p{L}\\p{M}\\p{N}"),
+     "saved with another token rule"),
     (lambda m: m.update(n_tokens=m["n_tokens"] + 1), "inconsistent corpus"),
     (lambda m: m["arrays"]["tokens"].update(shape=[1]), "differ from metadata"),
 ])

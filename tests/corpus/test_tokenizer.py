@@ -13,13 +13,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpus_miner.corpus import TokenIdAssigner, token_spans, tokenize
+from corpus_miner.corpus import TokenIdAssigner, join_tokens, token_spans, tokenize
+from corpus_miner.corpus.tokenizer import needs_separator
 from tests.corpus.reference import lowered_pieces, reference_ids, reference_tokens
 
 # Characters that stress the rules: case pairs, İ (two-char lowercase), Σ (final sigma), combining
-# marks, CJK, digits of several scripts, emoji with modifiers, punctuation and spaces.
+# marks, digits of several scripts, emoji with modifiers, punctuation and spaces; and the scripts
+# written without spaces: Han (BMP, compatibility, extension planes), kana (full and halfwidth),
+# the Common/Han/kana marks ー ｰ ﾞ 々 ゝ ヽ 〆 〇, the combining voiced mark, Thai/Lao/Khmer/Myanmar
+# letters with their vowel marks and digits, Hangul (written with spaces: runs), ʼ (U+02BC,
+# Common with a Thai extension: a run letter).
 TRICKY = list("aZé ΣσςΑΒΓΟΔ İıI i\u0307\u0301\u0308\u20dd ß ǅǄﬁ 中文字 ١٢٣ ½ Ⅻ ⅻ 😀👍🏽 "
-              "'’.-,!?;:/\\\"()[] \t\n\r\u00a0\u2028 _ $ ^ Ꙋᲀ ÅÆØ Ꭰꭰ 𐐀𐐨")
+              "'’.-,!?;:/\\\"()[] \t\n\r\u00a0\u2028 _ $ ^ Ꙋᲀ ÅÆØ Ꭰꭰ 𐐀𐐨 "
+              "我们使用cookie 豈廓 𠀀𪚲 かなカナｶﾅ ーｰﾞﾟ 々ゝゞヽ〆〇 \u3099 、。「」 "
+              "กิ่๒๕ ສະ໑ ក្ខ១ မြ၁ 한국어 ʼ ①㈠")
 # Lone surrogates cannot be stored in Arrow (valid UTF-8 only); see test_lone_surrogate.
 texts = st.text(alphabet=st.one_of(st.sampled_from(TRICKY),
                                    st.characters(exclude_categories=("Cs",))), max_size=40)
@@ -60,6 +67,57 @@ def test_special_characters_take_the_exact_path():
     # final sigma at a word end, plain sigma when a cased letter follows after an apostrophe
     assert [vocab[t] for t in got[0]] == ["\u03bf\u03b4\u03bf\u03c2", "\u03b1\u03c3", "\u03b2"]
     assert "i̇stanbul" in vocab.to_list()  # 'İ'.lower() is two code points
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("我们使用cookie来改善您的体验。", ["我", "们", "使", "用", "cookie", "来", "改", "善", "您",
+                                   "的", "体", "验"]),
+    ("2024年3月", ["2024", "年", "3", "月"]),                 # digits of any script form runs
+    ("コーヒー", ["コ", "ー", "ヒ", "ー"]),                      # ー (Common, used with kana) is single
+    ("ｺｰﾋｰ ｶﾞ", ["ｺ", "ｰ", "ﾋ", "ｰ", "ｶ", "ﾞ"]),                # halfwidth: no folding to fullwidth
+    ("時々 いすゞ", ["時", "々", "い", "す", "ゞ"]),               # iteration marks are single
+    ("か\u3099", ["か\u3099"]),                                  # a combining mark stays attached
+    ("\u3099か", ["\u3099", "か"]),                               # a mark with nothing before: a run
+    ("a\u0301中\u0301b", ["a\u0301", "中\u0301", "b"]),
+    ("豈 𠀀𪚲", ["豈", "𠀀", "𪚲"]),                               # compatibility and extension planes
+    ("สวัสดี ๒๕๖๗", ["ส", "วั", "ส", "ดี", "๒๕๖๗"]),             # Thai vowel marks attach, digits run
+    ("ភាសាខ្មែរ", ["ភា", "សា", "ខ្", "មែ", "រ"]),
+    ("한국어 텍스트", ["한국어", "텍스트"]),                          # Hangul is written with spaces
+    ("donʼt", ["donʼt"]),                                           # U+02BC is not a kana letter
+    ("①㈠", ["①", "㈠"]),
+])
+def test_scripts_without_spaces(text, expected):
+    assert tokenize(text) == reference_tokens(text) == expected
+    got, vocab = assign([text])
+    assert [vocab[t] for t in got[0]] == expected
+    starts, ends = token_spans(text)
+    assert [text[s:e].lower() for s, e in zip(starts, ends)] == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts)
+def test_joined_tokens_tokenize_to_the_same_tokens(text):
+    tokens = tokenize(text)
+    joined = join_tokens(tokens)
+    assert tokenize(joined) == tokens
+    # a space only where two tokens would otherwise join
+    assert joined.count(" ") == sum(needs_separator(a, b) for a, b in zip(tokens, tokens[1:]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts.filter(lambda t: "Σ" not in t), texts.filter(lambda t: "Σ" not in t))
+def test_needs_separator_says_whether_concatenation_joins_tokens(left, right):
+    """(Σ excluded: its lowercase depends on the text after it, a case apart from joining.)"""
+    apart = tokenize(left) + tokenize(right)
+    if needs_separator(left, right):
+        assert tokenize(left + right) != apart and tokenize(left + " " + right) == apart
+    else:
+        assert tokenize(left + right) == apart
+
+
+def test_cjk_tokens_are_joined_without_spaces():
+    assert join_tokens(["我", "们", "使", "用", "cookie", "来", "体", "验"]) == "我们使用cookie来体验"
+    assert join_tokens(["the", "cat", "中", "\u0301x"]) == "the cat中 \u0301x"
 
 
 def test_ids_follow_first_appearance_and_repeat():
@@ -129,14 +187,16 @@ def test_kernels_without_jit():
         import pyarrow as pa
         from corpus_miner.corpus import TokenIdAssigner, token_spans
         from tests.corpus.reference import reference_ids
-        docs = ["Héllo wörld, HELLO!", "ΟΔΟΣ 42 中文 İx", "", "a\\u0301b c"]
+        docs = ["Héllo wörld, HELLO!", "ΟΔΟΣ 42 中文 İx", "", "a\\u0301b c",
+                "我们使用cookie。", "コーヒー々ゝ ｶﾞ か\\u3099", "สวัสดี ๒๕๖๗ 𠀀"]
         assigner = TokenIdAssigner(initial_vocab=1, initial_tokens=1)
         assigner.add_texts(pa.array(docs))
         tokens, offsets, vocab = assigner.finish()
         ids, ref_vocab = reference_ids(docs)
         assert vocab.to_list() == ref_vocab, vocab.to_list()
-        assert [tokens[offsets[i]:offsets[i + 1]].tolist() for i in range(4)] == ids
+        assert [tokens[offsets[i]:offsets[i + 1]].tolist() for i in range(len(docs))] == ids
         assert [list(a) for a in token_spans("ab, C")] == [[0, 4], [2, 5]]
+        assert [list(a) for a in token_spans("中文x\\u0301,")] == [[0, 1, 2], [1, 2, 4]]
         print("ok")
     """)
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")

@@ -8,9 +8,9 @@
 from corpus_miner.corpus.build import load_corpus
 from corpus_miner.io.artefact import is_saved_corpus
 from corpus_miner.corpus.token_corpus import FORMAT_NAME, FORMAT_VERSION, TokenCorpus
-from corpus_miner.corpus.tokenizer import TokenIdAssigner, token_spans, tokenize
+from corpus_miner.corpus.tokenizer import TokenIdAssigner, join_tokens, token_spans, tokenize
 
 __all__ = [
     "FORMAT_NAME", "FORMAT_VERSION", "TokenCorpus", "TokenIdAssigner", "is_saved_corpus",
-    "load_corpus", "token_spans", "tokenize",
+    "join_tokens", "load_corpus", "token_spans", "tokenize",
 ]

@@ -1,5 +1,8 @@
 """Numba kernels of the tokenizer: one scan over UTF-8 bytes that lowercases, splits and assigns ids.
 
+A token starts at a run or single character (flags of `unicode_table`); a run token continues
+while run characters (marks included) follow, a single token takes only the marks after it.
+
 Pure functions over numpy arrays. The scan is resumable: when an output buffer is full it stops at
 a token boundary, reports what to grow in `state[STATUS]`, and the caller calls it again; so no
 buffer has to be sized for the worst case up front. Token ids come from an open-addressing hash
@@ -19,9 +22,12 @@ DONE, NEED_TOKENS, NEED_TABLE, NEED_VOCAB_SLOTS, NEED_VOCAB_BYTES, SPECIAL_DOC =
 
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
-_WORD_LOWER = np.uint8(1)
-_WORD_SELF = np.uint8(2)
-_SPECIAL = np.uint8(4)
+# Flags of unicode_table (kept literal here so the kernels need no Python-level import).
+_RUN = np.uint8(1)
+_SINGLE = np.uint8(2)
+_MARK = np.uint8(4)
+_SELF_SHIFT = 3
+_SPECIAL = np.uint8(64)
 _REPLACEMENT = 0xFFFD  # U+FFFD is a symbol (So): invalid bytes separate tokens
 
 
@@ -72,6 +78,12 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
     """
     table_mask = table.shape[0] - 1
     table_limit = table.shape[0] // 2
+    # lowered text is classified by the code points themselves, raw text by their lowercase
+    shift = _SELF_SHIFT if lowered else 0
+    run_bit = np.uint8(_RUN << shift)
+    single_bit = np.uint8(_SINGLE << shift)
+    mark_bit = np.uint8(_MARK << shift)
+    start_bits = np.uint8(run_bit | single_bit)
     d = state[DOC]
     pos = state[POS]
     n_tokens = state[N_TOKENS]
@@ -97,10 +109,11 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
                 state[VOCAB_USED] = used
                 state[STATUS] = SPECIAL_DOC
                 return
-            word = (info & _WORD_SELF) if lowered else (info & _WORD_LOWER)
-            if word == 0:
+            if (info & start_bits) == 0:
                 pos += length
                 continue
+            # a single character takes only the marks after it; a run takes run characters
+            cont_bit = mark_bit if (info & single_bit) != 0 else run_bit
             # A token starts here: make sure every buffer can take it, else stop before it.
             if n_tokens >= tokens.shape[0]:
                 status = NEED_TOKENS
@@ -124,7 +137,7 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
                 if lowered == 0 and (info & _SPECIAL) != 0:
                     special = True
                     break
-                if ((info & _WORD_SELF) if lowered else (info & _WORD_LOWER)) == 0:
+                if pos != token_start and (info & cont_bit) == 0:
                     break
                 if lowered == 0:
                     if cp < 0x80:
@@ -219,20 +232,22 @@ def rehash(vocab_hash, n_vocab, table):
 
 @njit(cache=True)
 def token_char_spans(code_points, cp_info):
-    """(starts, ends) of maximal runs of characters whose lowercase is a token character."""
+    """(starts, ends) of the tokens of the lowercase of `code_points`, as character offsets."""
     n = code_points.shape[0]
-    starts = np.empty(n // 2 + 1, dtype=np.int64)
-    ends = np.empty(n // 2 + 1, dtype=np.int64)
+    starts = np.empty(n, dtype=np.int64)
+    ends = np.empty(n, dtype=np.int64)
     count = 0
     i = 0
     while i < n:
         cp = code_points[i]
-        if cp < 0x110000 and (cp_info[cp] & _WORD_LOWER) != 0:
+        info = cp_info[cp] if cp < 0x110000 else np.uint8(0)
+        if (info & (_RUN | _SINGLE)) != 0:
+            cont_bit = _MARK if (info & _SINGLE) != 0 else _RUN
             starts[count] = i
             i += 1
             while i < n:
                 cp = code_points[i]
-                if cp >= 0x110000 or (cp_info[cp] & _WORD_LOWER) == 0:
+                if cp >= 0x110000 or (cp_info[cp] & cont_bit) == 0:
                     break
                 i += 1
             ends[count] = i

@@ -29,7 +29,9 @@ from corpus_miner.errors import FormatError
 
 FORMAT_NAME = TOKEN_CORPUS_FORMAT
 FORMAT_VERSION = 1
-TOKENIZER = "str.lower, then maximal runs of \\p{L}\\p{M}\\p{N}"
+# The token rule; a corpus saved under another rule has other tokens and is refused on load.
+TOKENIZER = ("v2: str.lower, then one Han/Hiragana/Katakana/Thai/Lao/Khmer/Myanmar character with "
+             "its marks, or a maximal run of other \\p{L}\\p{M}\\p{N}")
 _ARRAYS = {  # name -> dtype
     "tokens": np.dtype("<u4"),
     "doc_offsets": np.dtype("<i8"),
@@ -188,6 +190,9 @@ def _read_metadata(path: Path) -> dict:
     if metadata.get("version") != FORMAT_VERSION:
         raise FormatError(f"{path}: token corpus format version {metadata.get('version')!r}, "
                           f"this corpus-miner reads version {FORMAT_VERSION}; re-create it")
+    if metadata.get("tokenizer") != TOKENIZER:
+        raise FormatError(f"{path}: saved with another token rule ({metadata.get('tokenizer')!r}); "
+                          "re-create it with `corpus-miner tokenize INPUT -o DIR`")
     if not isinstance(metadata.get("arrays"), dict):
         raise FormatError(f"{path}: metadata.json lacks the array list; re-create the corpus")
     return metadata

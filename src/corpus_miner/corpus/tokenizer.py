@@ -1,53 +1,128 @@
-"""The tokenizer: `str.lower()`, then maximal runs of `\\p{L}\\p{M}\\p{N}` are tokens.
+"""The tokenizer: `str.lower()`, then single characters of the scripts written without spaces
+(with their combining marks) and maximal runs of the other letters, marks and numbers.
 
-`tokenize` and `token_spans` work on one string; `TokenIdAssigner` is the bulk path that turns
-batches of Arrow strings into flat uint32 token ids with a vocabulary in order of first
-appearance, calling the compiled scan in `kernels.py` and growing its buffers on demand.
+The rule in full is in `unicode_table`. `tokenize` and `token_spans` work on one string;
+`join_tokens` writes tokens back as text that tokenizes to them again (no space between CJK
+characters); `TokenIdAssigner` is the bulk path that turns batches of Arrow strings into flat
+uint32 token ids with a vocabulary in order of first appearance, calling the compiled scan in
+`kernels.py` and growing its buffers on demand.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from corpus_miner.corpus import kernels
 from corpus_miner.io.strings import StringList, arrow_string_buffers
-from corpus_miner.corpus.unicode_table import WORD_SELF, code_point_tables
+from corpus_miner.corpus.unicode_table import (LOWER_MARK, LOWER_RUN, LOWER_SINGLE, SELF_MARK,
+                                               SELF_RUN, SELF_SINGLE, code_point_tables)
 
 
-@functools.lru_cache(maxsize=1)
-def _token_run_regex() -> re.Pattern:
-    """`[\\p{L}\\p{M}\\p{N}]+` for the stdlib `re` (which lacks \\p), from the code-point table."""
-    info, _ = code_point_tables()
-    is_word = np.concatenate([[False], (info & WORD_SELF) != 0, [False]])
-    edges = np.flatnonzero(is_word[1:] != is_word[:-1])
+def _char_class(flags: np.ndarray) -> str:
+    """A stdlib `re` character class of the code points whose `flags` are true."""
+    is_member = np.concatenate([[False], flags, [False]])
+    edges = np.flatnonzero(is_member[1:] != is_member[:-1])
     ranges = []
     for lo, hi in zip(edges[0::2], edges[1::2] - 1):
         ranges.append(re.escape(chr(lo)) if lo == hi else f"{re.escape(chr(lo))}-{re.escape(chr(hi))}")
-    return re.compile("[" + "".join(ranges) + "]+")
+    return "[" + "".join(ranges) + "]"
+
+
+@functools.lru_cache(maxsize=1)
+def token_regex() -> re.Pattern:
+    """The rule as a stdlib `re` pattern over lowercased text (which lacks \\p), from the table:
+    a single character with the marks after it, or a run of run characters."""
+    info, _ = code_point_tables()
+    single = _char_class((info & SELF_SINGLE) != 0)
+    mark = _char_class((info & SELF_MARK) != 0)
+    run = _char_class((info & SELF_RUN) != 0)
+    return re.compile(f"{single}{mark}*|{run}+")
 
 
 def tokenize(text: str) -> list[str]:
-    """Tokens of one text: lowercase exactly like `text.lower()`, split on non-token characters.
+    """Tokens of one text: lowercase exactly like `text.lower()`, then the token rule.
 
     This is the definition; the bulk path (`TokenIdAssigner`) produces the same tokens.
     """
-    return _token_run_regex().findall(text.lower())
+    return token_regex().findall(text.lower())
 
 
 def token_spans(text: str) -> tuple[np.ndarray, np.ndarray]:
     """(starts, ends), int64 character offsets into `text` of each token, in order.
 
     Token k is produced by exactly the characters text[starts[k]:ends[k]]: lowercasing maps each
-    character to one or more characters that are all token characters or all separators, so
-    runs in the lowered text correspond one to one to runs in the original.
+    character to one or more characters with no token boundary between them (checked when the
+    table is built), so tokens of the lowered text correspond one to one to spans of the original.
     """
     info, _ = code_point_tables()
     code_points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     return kernels.token_char_spans(code_points, info)
+
+
+def _flags(ch: str) -> int:
+    cp = ord(ch)
+    return int(code_point_tables()[0][cp]) if cp < 0xD800 or cp >= 0xE000 else 0
+
+
+def needs_separator(left: str, right: str) -> bool:
+    """Whether `left + right` would join the last token of `left` and the first of `right` into
+    one (so a separator must go between them to keep both).
+
+    They join when `right` starts with a combining mark (it attaches to any token), or with a run
+    character while `left` ends in a run token (not in a single character and its marks).
+    """
+    if not left or not right:
+        return False
+    first = _flags(right[0])
+    if (first & (LOWER_RUN | LOWER_SINGLE)) == 0 or first & LOWER_SINGLE:
+        return False
+    if not _flags(left[-1]) & (LOWER_RUN | LOWER_SINGLE):
+        return False
+    if first & LOWER_MARK:
+        return True
+    end = len(left) - 1
+    while end >= 0 and _flags(left[end]) & LOWER_MARK:  # marks belong to the token before them
+        end -= 1
+    return end < 0 or not _flags(left[end]) & LOWER_SINGLE
+
+
+RUN_TOKEN, SINGLE_TOKEN, MARK_TOKEN = range(3)  # token kinds, see join_with_kinds
+
+
+def token_kind(token: str) -> int:
+    """SINGLE_TOKEN (a single character and its marks), MARK_TOKEN (a run token that starts with
+    a combining mark) or RUN_TOKEN: all that decides whether a space must surround a token."""
+    flags = _flags(token[0]) if token else 0
+    if flags & LOWER_SINGLE:
+        return SINGLE_TOKEN
+    return MARK_TOKEN if flags & LOWER_MARK else RUN_TOKEN
+
+
+def join_with_kinds(tokens: Sequence[str], kinds: Sequence[int]) -> str:
+    """`join_tokens` with the kinds of the tokens given (callers joining many phrases over one
+    vocabulary compute them once). A space goes before a token that starts with a mark, and
+    between two tokens of which neither is a single character: exactly where they would join."""
+    if not any(kinds):
+        return " ".join(tokens)
+    out: list[str] = []
+    previous = SINGLE_TOKEN
+    for token, kind in zip(tokens, kinds):
+        if out and (kind == MARK_TOKEN or (kind != SINGLE_TOKEN and previous != SINGLE_TOKEN)):
+            out.append(" ")
+        out.append(token)
+        previous = kind
+    return "".join(out)
+
+
+def join_tokens(tokens: Sequence[str]) -> str:
+    """Tokens written back as text that tokenizes to the same tokens: one space between two
+    tokens that would otherwise join, none elsewhere (so CJK phrases read as written)."""
+    return join_with_kinds(tokens, [token_kind(t) for t in tokens])
 
 
 class TokenIdAssigner:

@@ -2,7 +2,9 @@
 
 Phrases are stored flat (one uint32 token-id array plus offsets) so that millions of phrases cost
 a few arrays, not millions of Python objects. Files: `.jsonl` (also `.jsonl.gz`), `.tsv`, `.parquet`,
-one row per phrase with `phrase` (tokens joined by single spaces), `length`, `df`, `occurrences`.
+one row per phrase with `phrase` (the tokens as text: `corpus.join_tokens`, a space between two
+tokens only where they would otherwise join, so CJK phrases read without spaces), `length`, `df`,
+`occurrences`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Iterator, Sequence, TextIO
 
 import numpy as np
 
+from corpus_miner.corpus.tokenizer import join_with_kinds, token_kind
 from corpus_miner.io.atomic import atomic_path
 from corpus_miner.errors import FormatError, InputError, ParameterError
 
@@ -69,9 +72,18 @@ class PhraseTable:
         memory-mapped StringList whose item access decodes bytes every time)."""
         return {int(t): self.vocab[int(t)] for t in np.unique(self.tokens)}
 
+    @cached_property
+    def _kinds(self) -> dict[int, int] | None:
+        """token id -> corpus.tokenizer token kind; None when every token is a plain run."""
+        kinds = {t: token_kind(word) for t, word in self._words.items()}
+        return kinds if any(kinds.values()) else None
+
     def text(self, i: int) -> str:
-        words = self._words
-        return " ".join([words[t] for t in self.phrase_ids(i).tolist()])
+        words, kinds = self._words, self._kinds
+        ids = self.phrase_ids(i).tolist()
+        if kinds is None:
+            return " ".join([words[t] for t in ids])
+        return join_with_kinds([words[t] for t in ids], [kinds[t] for t in ids])
 
     def key_set(self) -> set[tuple[tuple[int, ...], int, int]]:
         """(token ids, df, occurrences) of every phrase: order-free comparison in tests."""
