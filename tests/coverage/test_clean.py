@@ -148,7 +148,7 @@ def test_keep_first_keeps_each_phrase_once(web, tmp_path):
     original_tokens = [" ".join(tokenize(d["text"])) for d in read_jsonl(path)]
     cleaned_tokens = [" ".join(tokenize(d["text"])) for d in read_jsonl(out)]
     for i in range(len(miner.phrases_)):
-        phrase = " " + miner.phrases_.text(i) + " "
+        phrase = " " + " ".join(tokenize(miner.phrases_.text(i))) + " "
         holders = [d for d, t in enumerate(original_tokens) if phrase in f" {t} "]
         assert len(holders) >= SIGMA
         assert phrase in f" {cleaned_tokens[holders[0]]} "

@@ -13,9 +13,9 @@ from corpus_miner.corpus import token_spans, tokenize
 from corpus_miner.coverage.clean import mask_runs, remove_runs, run_char_spans
 
 WORDS = ["Hello", "WORLD", "straße", "École", "中文", "naïve", "e\u0301t\u0301e", "İstanbul",
-         "x2", "42", "ÆØÅ", "Ωμέγα", "ok"]
-GLUE = ["", "", "", ".", ",", "!", "(", ")", "©", "—", "🙂", "'s", ":"]
-SEPARATORS = [" ", " ", " ", "\n", "\n\n"]
+         "x2", "42", "ÆØÅ", "Ωμέγα", "ok", "我们使用", "コーヒー", "か\u3099", "\u0301x", "สวัสดี"]
+GLUE = ["", "", "", ".", ",", "!", "(", ")", "©", "—", "🙂", "'s", ":", "。", "、", "「", "」"]
+SEPARATORS = [" ", " ", " ", "\n", "\n\n", ""]  # "": scripts written without spaces
 
 
 @st.composite
@@ -52,8 +52,8 @@ def test_remove_leaves_exactly_the_unhandled_tokens(case):
     cleaned = remove_runs(text, starts, ends, runs)
     tokens = tokenize(text)
     assert tokenize(cleaned) == [t for t, m in zip(tokens, mask) if not m]
-    # separators in the input are " ", "\n", "\n\n": the cuts introduce no longer runs and no
-    # whitespace at either end
+    # separators in the input are "", " ", "\n", "\n\n": the cuts introduce no longer runs and
+    # no whitespace at either end
     assert not re.search(r"  |\n\n\n| \n|\n ", cleaned)
     assert cleaned == cleaned.strip() or cleaned == text
     if not any(mask):
@@ -107,7 +107,29 @@ def test_examples_read_naturally():
         "Great product. © [x].\n\nSecond paragraph stays.\n[x]: Ten tips!\nThe end")
     whole = np.array([[0, len(tokens)]], dtype=np.int64)
     assert remove_runs(text, starts, ends, whole) == ""
-    # glued on both sides by punctuation only: tokens must not fuse
+    # glued on both sides by punctuation only: tokens must not fuse; the closing comma goes
     text = "alpha.JUNK,beta"
     starts, ends = token_spans(text)
-    assert remove_runs(text, starts, ends, np.array([[1, 2]])) == "alpha.,beta"
+    assert remove_runs(text, starts, ends, np.array([[1, 2]])) == "alpha.beta"
+    assert remove_runs("alpha.JUNK-beta", *token_spans("alpha.JUNK-beta"),
+                       np.array([[1, 2]])) == "alpha.-beta"
+
+
+def _remove_tokens(text, first, end):
+    return remove_runs(text, *token_spans(text), np.array([[first, end]], dtype=np.int64))
+
+
+def test_cjk_cuts_keep_characters_whole_and_add_no_spaces():
+    # 我们使用cookie。这是广告。欢迎 -> the sentence 这是广告 and its 。 go, nothing is inserted
+    text = "我们使用cookie。这是广告。欢迎"
+    assert tokenize(text)[5:9] == ["这", "是", "广", "告"]
+    assert _remove_tokens(text, 5, 9) == "我们使用cookie。欢迎"
+    assert _remove_tokens(text, 0, 4) == "cookie。这是广告。欢迎"
+    assert _remove_tokens("前文广告后文", 2, 4) == "前文后文"
+    assert _remove_tokens("前文「广告」后文", 2, 4) == "前文「」后文"  # an opening bracket stays
+    assert _remove_tokens("abc中def", 1, 2) == "abc def"         # two runs would fuse: a space
+    assert _remove_tokens("中x\u0301中", 1, 2) == "中中"
+    assert _remove_tokens("コーヒーです", 0, 4) == "です"
+    # a combining mark stays on its character: the cut takes the character with its marks
+    assert _remove_tokens("か\u3099き", 0, 1) == "き"
+    assert _remove_tokens("か\u3099き", 1, 2) == "か\u3099"

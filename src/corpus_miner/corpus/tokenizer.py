@@ -91,28 +91,23 @@ def needs_separator(left: str, right: str) -> bool:
     return end < 0 or not _flags(left[end]) & LOWER_SINGLE
 
 
-RUN_TOKEN, SINGLE_TOKEN, MARK_TOKEN = range(3)  # token kinds, see join_with_kinds
+RUN_TOKEN, SINGLE_TOKEN = range(2)  # token kinds, see join_with_kinds
 
 
 def token_kind(token: str) -> int:
-    """SINGLE_TOKEN (a single character and its marks), MARK_TOKEN (a run token that starts with
-    a combining mark) or RUN_TOKEN: all that decides whether a space must surround a token."""
-    flags = _flags(token[0]) if token else 0
-    if flags & LOWER_SINGLE:
-        return SINGLE_TOKEN
-    return MARK_TOKEN if flags & LOWER_MARK else RUN_TOKEN
+    """SINGLE_TOKEN (a single character and its marks) or RUN_TOKEN."""
+    return SINGLE_TOKEN if token and _flags(token[0]) & LOWER_SINGLE else RUN_TOKEN
 
 
 def join_with_kinds(tokens: Sequence[str], kinds: Sequence[int]) -> str:
     """`join_tokens` with the kinds of the tokens given (callers joining many phrases over one
-    vocabulary compute them once). A space goes before a token that starts with a mark, and
-    between two tokens of which neither is a single character: exactly where they would join."""
-    if not any(kinds):
+    vocabulary compute them once)."""
+    if SINGLE_TOKEN not in kinds:
         return " ".join(tokens)
     out: list[str] = []
-    previous = SINGLE_TOKEN
+    previous = RUN_TOKEN
     for token, kind in zip(tokens, kinds):
-        if out and (kind == MARK_TOKEN or (kind != SINGLE_TOKEN and previous != SINGLE_TOKEN)):
+        if out and not (kind == SINGLE_TOKEN and previous == SINGLE_TOKEN):
             out.append(" ")
         out.append(token)
         previous = kind
@@ -120,8 +115,10 @@ def join_with_kinds(tokens: Sequence[str], kinds: Sequence[int]) -> str:
 
 
 def join_tokens(tokens: Sequence[str]) -> str:
-    """Tokens written back as text that tokenizes to the same tokens: one space between two
-    tokens that would otherwise join, none elsewhere (so CJK phrases read as written)."""
+    """Tokens written back as readable text that tokenizes to the same tokens: no space between
+    two single characters (CJK, kana, Thai... read as written), one space everywhere else
+    (`我们使用 cookie 来改善`; a space before a token that starts with a combining mark keeps the
+    mark from attaching to the token before it)."""
     return join_with_kinds(tokens, [token_kind(t) for t in tokens])
 
 

@@ -16,11 +16,15 @@ How. Covered tokens form maximal runs; a run's character span is [start of its f
 of its last token) in the original text (case, punctuation and Unicode untouched).
 
 * remove: the span is cut. The cut also takes punctuation glued to the span (non-space characters
-  between the span and the nearest whitespace or text edge, if no token lies between them), then
-  joins the two sides with the strongest whitespace found at the cut ("\\n\\n" if either side had a
-  blank line, else "\\n" if either had a line break, else one space; nothing at the start or end of
-  the text). Cuts fall on token boundaries, so no token and no character is ever split, and the
-  cleaned text tokenizes to exactly the unhandled tokens, in order.
+  between the span and the nearest whitespace or text edge, if no token lies between them), and
+  the terminal punctuation (Unicode Terminal_Punctuation: `。`, `、`, `！`, `.`, `,`, `;`) right
+  after it that reaches the next token directly, as in Chinese and Japanese text written without
+  spaces (`前文。广告。后文` loses `广告。`; brackets and quotes stay). Then it joins the two sides with the strongest whitespace found at the cut
+  ("\\n\\n" if either side had a blank line, else "\\n" if either had a line break, else one space;
+  nothing at the start or end of the text); with no whitespace on either side, a space only if the
+  tokens on both sides would otherwise join (never between CJK characters). Cuts fall on token
+  boundaries, so no token and no character is ever split, and the cleaned text tokenizes to
+  exactly the unhandled tokens, in order.
 * mask: the span is replaced by `mask_text`.
 * annotate: the text is untouched; `junk_spans` (list of [start, end) character offsets) and
   `junk_share` (handled tokens / tokens) are added to the record.
@@ -32,11 +36,11 @@ text is removed entirely stays, with an empty text, unless `drop_above` leaves i
 from __future__ import annotations
 
 import json
-import unicodedata
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
+import regex
 
 from corpus_miner.io.jsonl import is_json_text
 from corpus_miner.errors import InputError, NotFittedError, ParameterError
@@ -48,9 +52,7 @@ MODES = ("remove", "mask", "annotate")
 DEFAULT_MASK = "[…]"
 
 
-def _is_token_char(ch: str) -> bool:
-    # the tokenizer's definition: Unicode letters, marks and numbers
-    return unicodedata.category(ch)[0] in "LMN"
+_TERMINAL = regex.compile(r"\p{Terminal_Punctuation}+")  # ends the clause before it
 
 
 def run_char_spans(starts: np.ndarray, ends: np.ndarray, runs: np.ndarray) -> list[list[int]]:
@@ -70,7 +72,9 @@ def _joiner(left: str, left_space: str, right_space: str, right: str) -> str:
     if left_space or right_space:
         return " "
     # no whitespace on either side: keep two tokens from fusing into one
-    return " " if _is_token_char(left[-1]) and _is_token_char(right[0]) else ""
+    from corpus_miner.corpus.tokenizer import needs_separator
+
+    return " " if needs_separator(left, right) else ""
 
 
 def remove_runs(text: str, starts: np.ndarray, ends: np.ndarray, runs: np.ndarray) -> str:
@@ -92,7 +96,7 @@ def remove_runs(text: str, starts: np.ndarray, ends: np.ndarray, runs: np.ndarra
         j = e
         while j < hi and not text[j].isspace():
             j += 1
-        if j == len(text) or text[j].isspace():
+        if j == len(text) or text[j].isspace() or _TERMINAL.fullmatch(text, e, j):
             e = j
         pieces.append(text[cursor:s])
         cursor = e

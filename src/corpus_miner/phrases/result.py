@@ -2,9 +2,9 @@
 
 Phrases are stored flat (one uint32 token-id array plus offsets) so that millions of phrases cost
 a few arrays, not millions of Python objects. Files: `.jsonl` (also `.jsonl.gz`), `.tsv`, `.parquet`,
-one row per phrase with `phrase` (the tokens as text: `corpus.join_tokens`, a space between two
-tokens only where they would otherwise join, so CJK phrases read without spaces), `length`, `df`,
-`occurrences`.
+one row per phrase with `phrase` (the tokens as text, `corpus.join_tokens`: no space between two
+CJK/kana/Thai... characters, one space elsewhere; it tokenizes back to the same tokens), `length`,
+`df`, `occurrences`.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class PhraseTable:
 
     @cached_property
     def _kinds(self) -> dict[int, int] | None:
-        """token id -> corpus.tokenizer token kind; None when every token is a plain run."""
+        """token id -> corpus.tokenizer token kind; None when no token is a single character."""
         kinds = {t: token_kind(word) for t, word in self._words.items()}
         return kinds if any(kinds.values()) else None
 
