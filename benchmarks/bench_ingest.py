@@ -36,8 +36,8 @@ pa.set_cpu_count(1); pa.set_io_thread_count(1)
 method, paths = sys.argv[1], sys.argv[2:]
 t0 = time.perf_counter()
 from corpus_miner.corpus import load_corpus
-from corpus_miner.corpus.tokenizer import _token_run_regex
-token_run = _token_run_regex()
+from corpus_miner.corpus.tokenizer import token_regex
+token_run = token_regex()
 
 def ours(paths):
     corpus = load_corpus(paths)

@@ -1,4 +1,4 @@
-"""Corpus generators with known structure, for tests and benchmarks. Deterministic given `seed`.
+"""The BloomSpan article's synthetic corpora, with known structure. Deterministic given `seed`.
 
 Each generator returns one list of token strings per document (already tokenized: lowercase
 letters and digits, so the project's tokenizer gives the same tokens back from " ".join(doc)).
@@ -12,9 +12,6 @@ letters and digits, so the project's tokenizer gives the same tokens back from "
 - synthetic2: dense nested overlaps (the article's worst case for BloomSpan): every document holds
   many random windows of a few shared "family" sequences, so almost every n-gram of a family is
   frequent and the maximal phrases nest and overlap heavily.
-- web: web-like pages. Zipfian background vocabulary; sites with templates (header, navigation,
-  footer, disclaimer, cookie banner, newsletter box) of many lengths and supports, some templates
-  shared by every site (CMS boilerplate), and variable parts (years, counts, names) inside them.
 """
 
 from __future__ import annotations
@@ -152,84 +149,6 @@ def synthetic2(n_docs: int, words_per_doc: int = 1000, n_families: int = 3, fami
             start = int(rng.integers(0, family_length - length + 1))
             words[gap:gap] = [family_words[t] for t in family[start:start + length]]
         docs.append(words)
-    return docs
-
-
-_NAMES = ("anna", "boris", "chen", "diego", "emma", "farid", "grace", "hiro", "ines", "jonas",
-          "kofi", "lena", "mateo", "nadia", "oscar", "priya")
-
-
-def _zipf_sampler(rng: np.random.Generator, vocabulary: int, exponent: float):
-    weights = 1.0 / np.arange(1, vocabulary + 1, dtype=np.float64) ** exponent
-    cumulative = np.cumsum(weights / weights.sum())
-    return lambda size: np.minimum(np.searchsorted(cumulative, rng.random(size)), vocabulary - 1)
-
-
-def _template(rng, sample, length: int, variable_slots: int) -> list:
-    """Token ids with a few variable slots ("year", "count", "name") at random inner positions."""
-    body: list = [int(t) for t in sample(length)]
-    for _ in range(variable_slots):
-        body.insert(int(rng.integers(1, len(body))), ("year", "count", "name")[int(rng.integers(0, 3))])
-    return body
-
-
-def web(n_docs: int, n_sites: int = 50, vocabulary: int = 50000, mean_body_words: int = 400,
-        zipf_exponent: float = 1.1, seed: int = 0) -> list[list[str]]:
-    """Web-like pages: Zipfian background, per-site templates, shared CMS boilerplate, variables."""
-    _check_positive(n_docs=n_docs, n_sites=n_sites, vocabulary=vocabulary,
-                    mean_body_words=mean_body_words)
-    rng = _rng(seed)
-    words = _letters(np.arange(vocabulary, dtype=np.int64) * 104729 % 26**6, 6)
-    sample = _zipf_sampler(rng, vocabulary, zipf_exponent)
-    # Boilerplate every CMS ships (shared by all sites, included with site-specific odds).
-    shared = [_template(rng, sample, int(n), int(v)) for n, v in ((24, 0), (40, 1), (16, 0), (70, 2))]
-    site_weights = 1.0 / np.arange(1, n_sites + 1) ** 0.8
-    site_of_doc = rng.choice(n_sites, size=n_docs, p=site_weights / site_weights.sum())
-    sites = []
-    for _ in range(n_sites):
-        kinds = {  # template -> probability that a page of this site shows it
-            "header": (_template(rng, sample, int(rng.integers(4, 25)), 0), 0.98),
-            "navigation": (_template(rng, sample, int(rng.integers(8, 40)), 0), rng.uniform(0.5, 1.0)),
-            "footer": (_template(rng, sample, int(rng.integers(10, 60)), int(rng.integers(1, 3))), 0.95),
-            "disclaimer": (_template(rng, sample, int(rng.integers(20, 150)), int(rng.integers(0, 3))),
-                           rng.uniform(0.1, 0.9)),
-            "widget": (_template(rng, sample, int(rng.integers(5, 20)), 1), rng.uniform(0.2, 0.7)),
-        }
-        sites.append((kinds, rng.uniform(0.0, 1.0, size=len(shared))))
-    docs = []
-    for d in range(n_docs):
-        kinds, shared_odds = sites[int(site_of_doc[d])]
-        page: list = []
-
-        def show(template):
-            for token in template:
-                if token == "year":
-                    page.append(str(int(rng.integers(2015, 2026))))
-                elif token == "count":
-                    page.append(str(int(rng.integers(1, 500))))
-                elif token == "name":
-                    page.append(_NAMES[int(rng.integers(0, len(_NAMES)))])
-                else:
-                    page.append(words[token])
-
-        for name in ("header", "navigation"):
-            if rng.random() < kinds[name][1]:
-                show(kinds[name][0])
-        body = [words[t] for t in sample(max(1, int(rng.lognormal(np.log(mean_body_words), 0.6))))]
-        if rng.random() < kinds["widget"][1]:
-            cut = int(rng.integers(0, len(body) + 1))
-            page.extend(body[:cut])
-            show(kinds["widget"][0])
-            page.extend(body[cut:])
-        else:
-            page.extend(body)
-        for template, odds in zip(shared, shared_odds):
-            if rng.random() < odds:
-                show(template)
-        for name in ("disclaimer", "footer"):
-            if rng.random() < kinds[name][1]:
-                show(kinds[name][0])
-        docs.append(page)
     return docs
 
 

@@ -1,0 +1,13 @@
+"""Corpus generators with known structure, for tests, benchmarks and the quick start.
+
+- synthetic1, synthetic2: the BloomSpan article's corpora (`article.py`), as token lists.
+- web: web-like pages with site templates and planted reposts (`web.py`), fast enough for a
+  billion tokens (`write_web`), or as token lists for small tests (`web`).
+"""
+
+from corpus_miner.synth.article import (ARTICLE_PHRASES, synthetic1, synthetic2,
+                                        unique_random_words, write_jsonl)
+from corpus_miner.synth.web_pages import WebParams, WebWorld, web, web_blocks, write_web
+
+__all__ = ["ARTICLE_PHRASES", "WebParams", "WebWorld", "synthetic1", "synthetic2",
+           "unique_random_words", "web", "web_blocks", "write_jsonl", "write_web"]
