@@ -36,6 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
+from corpus_miner.corpus.token_corpus import TOKENIZER
+
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 CORPORA = Path(os.environ.get("CORPUS_MINER_CORPORA", "/work/corpora"))
@@ -119,12 +121,25 @@ def _from_token_lists(docs, name: str):
     return TokenCorpus(ids, offsets, [f"{name}-{i}" for i in range(len(docs))], list(vocab))
 
 
-def build_corpora(cache: Path, quick: bool) -> list[tuple[str, str, Path]]:
-    """(family, label, saved corpus folder) for every benchmark corpus, smallest first per family."""
-    from corpus_miner import synth
+# Cached corpora are only valid for one token rule and one web generator: name the cache by them.
+CACHE_NAME = "corpus-miner-bench-" + hashlib.sha256(
+    (TOKENIZER + "\0web-generator-2").encode()).hexdigest()[:10]
+LABEL_PREFIX = {"openjdk-17-doc": "openjdk-17-doc", "all-real": "all real corpora",
+                "synthetic1": "synthetic1 ", "synthetic2": "synthetic2 ", "web": "web "}
+
+
+def build_corpora(cache: Path, quick: bool, only: str | None = None) -> list[tuple[str, str, Path]]:
+    """(family, label, saved corpus folder) for every benchmark corpus (or those of family
+    `only`), smallest first per family."""
+    cache.mkdir(parents=True, exist_ok=True)
+    real = [] if only in ("synthetic1", "synthetic2", "web") else _real_corpora(cache, quick)
+    real = [c for c in real if only in (None, c[0])]
+    return real + _generated_corpora(cache, quick, only)
+
+
+def _real_corpora(cache: Path, quick: bool) -> list[tuple[str, str, Path]]:
     from corpus_miner.corpus import load_corpus
 
-    cache.mkdir(parents=True, exist_ok=True)
     out = []
     jdk_path = cache / "openjdk-17-doc"
     if not (jdk_path / "metadata.json").exists():
@@ -145,6 +160,13 @@ def build_corpora(cache: Path, quick: bool) -> list[tuple[str, str, Path]]:
             print("tokenizing all real corpora ...", file=sys.stderr)
             _save(load_corpus([str(CORPORA / f"{name}.jsonl.gz") for name in REAL]), all_path)
         out.append(("all-real", "all real corpora", all_path))
+    return out
+
+
+def _generated_corpora(cache: Path, quick: bool, only: str | None) -> list[tuple[str, str, Path]]:
+    from corpus_miner import synth
+
+    out = []
     sizes = {
         "synthetic1": [(250,), (500,), (1000,)] if not quick else [(100,)],
         "synthetic2": [(1000,), (2000,), (4000,), (8000,)] if not quick else [(500,)],
@@ -156,6 +178,8 @@ def build_corpora(cache: Path, quick: bool) -> list[tuple[str, str, Path]]:
                                                        windows_per_doc=15, max_window=100, seed=1),
               "web": lambda n: synth.web(n, n_sites=max(10, n // 100), seed=1)}
     for family, size_list in sizes.items():
+        if only not in (None, family):
+            continue
         for (n,) in size_list:
             path = cache / f"{family}-{n}"
             if not (path / "metadata.json").exists():
@@ -237,13 +261,19 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="a few small corpora only")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per run (default 300)")
     parser.add_argument("--cache-dir", default=os.path.join(tempfile.gettempdir(),
-                                                            "corpus-miner-bench"),
+                                                            CACHE_NAME),
                         help="where tokenized corpora are kept between runs")
     parser.add_argument("--output", default=str(RESULTS / "bench_phrases.csv"))
+    parser.add_argument("--only", choices=sorted(LABEL_PREFIX),
+                        help="measure one family again; the output keeps the other rows")
     args = parser.parse_args(argv)
     started = time.time()
-    corpora = build_corpora(Path(args.cache_dir), args.quick)
+    corpora = build_corpora(Path(args.cache_dir), args.quick, args.only)
     rows = []
+    if args.only:
+        with open(args.output, newline="") as f:
+            rows = [r for r in csv.DictReader(f)
+                    if not r["corpus"].startswith(LABEL_PREFIX[args.only])]
     for family, label, path in corpora:
         meta = json.loads((path / "metadata.json").read_text())
         n_tokens, n_docs = int(meta["n_tokens"]), int(meta["n_docs"])

@@ -41,10 +41,12 @@ SENTENCES = [  # (English, Chinese, Japanese) versions of one boilerplate senten
      "この man ページは Linux man-pages プロジェクトのリリース 5.10 の一部である。"),
     ("A description of the project, and information about reporting bugs, can be found at "
      "https://www.kernel.org/doc/man-pages/.", "",
-     "プロジェクトの説明とバグ報告に関する情報は https://www.kernel.org/doc/man-pages/ に書かれている。"),
+     "プロジェクトの説明とバグ報告に関する情報は "
+     "https://www.kernel.org/doc/man-pages/ に書かれている。"),
     ("This website uses cookies to improve your experience.", "本网站使用cookie来改善您的体验。",
      "当サイトではより良い体験のためにクッキーを使用しています。"),
-    ("By continuing to browse, you agree to our privacy policy.", "继续浏览即表示您同意我们的隐私政策。",
+    ("By continuing to browse, you agree to our privacy policy.",
+     "继续浏览即表示您同意我们的隐私政策。",
      "閲覧を続けることで、プライバシーポリシーに同意したものとみなされます。"),
     ("All rights reserved.", "版权所有。", "無断転載を禁じます。"),
 ]

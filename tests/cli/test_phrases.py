@@ -49,7 +49,8 @@ def test_jsonl_to_stdout_with_summary_and_stats(toy_jsonl, tmp_path, capsys, alg
     out, err = capsys.readouterr()
     assert code == 0
     assert [json.loads(line) for line in out.splitlines()] == [EXPECTED]
-    assert "phrases 1," in err and algorithm in err
+    assert err.startswith("phrases: 1 phrase of at least 5 tokens, each in at least 3 of 4 "
+                          "documents") and f"found by {algorithm}" in err
     stats = json.loads(stats_path.read_text())
     assert stats["algorithm"] == algorithm and stats["phrases"] == 1 and stats["documents"] == 4
 
@@ -74,7 +75,7 @@ def test_output_formats(toy_jsonl, tmp_path, capsys, suffix):
 def test_sigma_above_documents_reports_empty_answer(toy_jsonl, capsys):
     assert main(["phrases", str(toy_jsonl), "--sigma", "9", "--min-length", "2"]) == 0
     out, err = capsys.readouterr()
-    assert out == "" and "phrases 0," in err and "exceeds the 4 documents" in err
+    assert out == "" and "phrases: 0 phrases" in err and "exceeds the 4 documents" in err
 
 
 def test_missing_input_is_one_line(tmp_path, capsys):
@@ -94,4 +95,4 @@ def test_saved_token_corpus_folder_as_input(toy_jsonl, tmp_path, capsys):
 def test_min_length_above_every_phrase_gives_empty_output(toy_jsonl, capsys):
     assert main(["phrases", str(toy_jsonl), "--sigma", "3", "--min-length", "8"]) == 0
     out, err = capsys.readouterr()
-    assert out == "" and "phrases 0," in err
+    assert out == "" and "phrases: 0 phrases" in err

@@ -74,16 +74,16 @@ def test_special_characters_take_the_exact_path():
     ("我们使用cookie来改善您的体验。", ["我", "们", "使", "用", "cookie", "来", "改", "善", "您",
                                    "的", "体", "验"]),
     ("2024年3月", ["2024", "年", "3", "月"]),                 # digits of any script form runs
-    ("コーヒー", ["コ", "ー", "ヒ", "ー"]),                      # ー (Common, used with kana) is single
+    ("コーヒー", ["コ", "ー", "ヒ", "ー"]),                  # ー (Common, used with kana): single
     ("ｺｰﾋｰ ｶﾞ", ["ｺ", "ｰ", "ﾋ", "ｰ", "ｶ", "ﾞ"]),                # halfwidth: no folding to fullwidth
     ("時々 いすゞ", ["時", "々", "い", "す", "ゞ"]),               # iteration marks are single
     ("か\u3099", ["か\u3099"]),                                  # a combining mark stays attached
-    ("\u3099か", ["\u3099", "か"]),                               # a mark with nothing before: a run
+    ("\u3099か", ["\u3099", "か"]),                              # a mark with nothing before: a run
     ("a\u0301中\u0301b", ["a\u0301", "中\u0301", "b"]),
-    ("豈 𠀀𪚲", ["豈", "𠀀", "𪚲"]),                               # compatibility and extension planes
+    ("豈 𠀀𪚲", ["豈", "𠀀", "𪚲"]),                       # compatibility and extension planes
     ("สวัสดี ๒๕๖๗", ["ส", "วั", "ส", "ดี", "๒๕๖๗"]),             # Thai vowel marks attach, digits run
     ("ភាសាខ្មែរ", ["ភា", "សា", "ខ្", "មែ", "រ"]),
-    ("한국어 텍스트", ["한국어", "텍스트"]),                          # Hangul is written with spaces
+    ("한국어 텍스트", ["한국어", "텍스트"]),                  # Hangul is written with spaces
     ("donʼt", ["donʼt"]),                                           # U+02BC is not a kana letter
     ("①㈠", ["①", "㈠"]),
 ])
@@ -118,7 +118,8 @@ def test_needs_separator_says_whether_concatenation_joins_tokens(left, right):
 
 
 def test_cjk_tokens_are_joined_without_spaces():
-    assert join_tokens(["我", "们", "使", "用", "cookie", "来", "体", "验"]) == "我们使用 cookie 来体验"
+    tokens = ["我", "们", "使", "用", "cookie", "来", "体", "验"]
+    assert join_tokens(tokens) == "我们使用 cookie 来体验"
     assert join_tokens(["the", "cat", "中", "\u0301x"]) == "the cat 中 \u0301x"
     assert join_tokens(["コ", "ー", "ヒ", "ー", "2024", "年"]) == "コーヒー 2024 年"
 

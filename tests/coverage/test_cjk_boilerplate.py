@@ -69,7 +69,8 @@ def test_shared_paragraph_is_found_reported_and_cleaned_exactly(language, tmp_pa
     assert main(["report", str(source), *params, "--json", str(report), "-o", str(html)]) == 0
     data = json.loads(report.read_text(encoding="utf-8"))
     n_tokens = sum(len(tokenize(r["text"])) for r in rows)
-    assert (data["tokens"], data["tokens_covered"]) == (n_tokens, len(expected) * len(paragraph_tokens))
+    covered = len(expected) * len(paragraph_tokens)
+    assert (data["tokens"], data["tokens_covered"]) == (n_tokens, covered)
     hog = data["hogs_by_psi"][0]
     assert hog["phrase"] == found[0]["phrase"]
     assert all(ex["match"] == BOILERPLATE[language].rstrip("。") for ex in hog["examples"])

@@ -206,10 +206,11 @@ def run_dedup(args: argparse.Namespace) -> int:
     if args.save_index:
         model.save(args.save_index)
     print_read_problems(stats)
-    print_summary("dedup", documents=counts["documents"], duplicates=counts["duplicates"],
-                  written=written, mode=model.params_.mode if hasattr(model, "params_") else args.mode,
-                  bands=getattr(model, "bands_", "-"), rows=getattr(model, "rows_", "-"),
-                  seconds=round(time.perf_counter() - started, 3))
+    mode = model.params_.mode if hasattr(model, "params_") else args.mode
+    print(f"dedup: {counts['duplicates']:,} of {counts['documents']:,} documents are "
+          f"near-duplicates of an earlier one (similarity >= {model.params.threshold:g}, {mode}); "
+          f"{written:,} written{' with is_duplicate' if args.annotate else ''} to {args.output} "
+          f"in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     return 0
 
 

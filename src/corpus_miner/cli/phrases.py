@@ -11,7 +11,7 @@ import sys
 
 from corpus_miner.io.atomic import atomic_path
 from corpus_miner.cli.common import (add_input_arguments, add_mining_arguments, corpus_from_args,
-                                     print_read_problems, print_summary)
+                                     print_read_problems)
 from corpus_miner.errors import ParameterError
 
 
@@ -34,18 +34,15 @@ def register(subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
-def _print_summary(stats: dict) -> None:
-    values = {"phrases": stats.get("phrases", 0), "tokens": stats.get("tokens", 0),
-              "documents": stats.get("documents", 0), "sigma": stats.get("sigma"),
-              "min_length": stats.get("min_length"), "algorithm": stats.get("algorithm")}
-    if "share_after_counting_filter" in stats:
-        values["bigrams_after_word_filter"] = f"{100 * stats['share_after_word_filter']:.1f}%"
-        values["after_counting_filter"] = f"{100 * stats['share_after_counting_filter']:.1f}%"
-        values["seeds"] = stats.get("seeds", 0)
-    values["seconds"] = round(stats.get("seconds_total", 0.0), 3)
-    if "peak_rss_mb" in stats:
-        values["peak_rss_mb"] = round(stats["peak_rss_mb"], 1)
-    print_summary("phrases", **values)
+def _print_summary(stats: dict, output: str | None, stats_file: str | None) -> None:
+    """One line a newcomer can read; the run's details go to --stats FILE."""
+    where = f"written to {output}" if output else "written to stdout as JSONL"
+    n = stats.get("phrases", 0)
+    print(f"phrases: {n:,} phrase{'' if n == 1 else 's'} of at least {stats.get('min_length')} "
+          f"tokens, each in at least {stats.get('sigma')} of {stats.get('documents', 0):,} "
+          f"documents ({stats.get('tokens', 0):,} tokens), found by {stats.get('algorithm')} in "
+          f"{stats.get('seconds_total', 0.0):.1f} s, {where}"
+          + ("; --stats FILE for the details" if stats_file is None else ""), file=sys.stderr)
     if stats.get("note"):
         print(f"phrases: note: {stats['note']}", file=sys.stderr)
 
@@ -75,5 +72,5 @@ def run(args) -> int:
         with atomic_path(args.stats) as tmp:
             tmp.write_text(json.dumps(miner.stats_, indent=2, sort_keys=True) + "\n",
                            encoding="utf-8")
-    _print_summary(miner.stats_)
+    _print_summary(miner.stats_, args.output, args.stats)
     return 0

@@ -160,8 +160,10 @@ def run_report(args) -> int:
     if args.json is not None:
         report.write_json(args.json)
     print(report.terminal_summary(), file=sys.stderr)
-    if args.output is not None:
-        print(f"report: wrote {args.output}", file=sys.stderr)
+    written = [p for p in (args.output, args.json) if p not in (None, "-")]
+    if written:
+        print(f"report: wrote {' and '.join(written)}"
+              + (" (open the .html in a browser)" if args.output else ""), file=sys.stderr)
     return 0
 
 

@@ -29,7 +29,8 @@ def _char_class(flags: np.ndarray) -> str:
     edges = np.flatnonzero(is_member[1:] != is_member[:-1])
     ranges = []
     for lo, hi in zip(edges[0::2], edges[1::2] - 1):
-        ranges.append(re.escape(chr(lo)) if lo == hi else f"{re.escape(chr(lo))}-{re.escape(chr(hi))}")
+        low, high = re.escape(chr(lo)), re.escape(chr(hi))
+        ranges.append(low if lo == hi else f"{low}-{high}")
     return "[" + "".join(ranges) + "]"
 
 
@@ -79,7 +80,7 @@ def needs_separator(left: str, right: str) -> bool:
     if not left or not right:
         return False
     first = _flags(right[0])
-    if (first & (LOWER_RUN | LOWER_SINGLE)) == 0 or first & LOWER_SINGLE:
+    if not first & LOWER_RUN:  # a separator, or a single character: always a token start
         return False
     if not _flags(left[-1]) & (LOWER_RUN | LOWER_SINGLE):
         return False

@@ -64,8 +64,8 @@ def _build() -> tuple[np.ndarray, np.ndarray]:
                            dtype=np.int64)  # surrogates never occur in valid UTF-8
     text = "".join(map(chr, code_points.tolist()))
     word = _members(WORD_SET, text, code_points)
-    single = _members(SINGLE_SET, text, code_points) & word
-    mark = _members(MARK_SET, text, code_points) & word & ~single
+    single = _members(SINGLE_SET, text, code_points)  # letters and numbers only
+    mark = _members(MARK_SET, text, code_points)  # marks are never single
     run = word & ~single
     self_class = (run * LOWER_RUN) | (single * LOWER_SINGLE) | (mark * LOWER_MARK)
     self_class = self_class.astype(np.uint8)
@@ -102,13 +102,6 @@ def _build() -> tuple[np.ndarray, np.ndarray]:
 def _cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
     return Path(base) / "corpus-miner"
-
-
-def unicode_versions() -> str:
-    """The data the tables come from: str.lower()'s Unicode and the `regex` module's version."""
-    import regex
-
-    return f"lower: Unicode {unicodedata.unidata_version}, classes: regex {regex.__version__}"
 
 
 @functools.lru_cache(maxsize=1)

@@ -19,12 +19,13 @@ of its last token) in the original text (case, punctuation and Unicode untouched
   between the span and the nearest whitespace or text edge, if no token lies between them), and
   the terminal punctuation (Unicode Terminal_Punctuation: `。`, `、`, `！`, `.`, `,`, `;`) right
   after it that reaches the next token directly, as in Chinese and Japanese text written without
-  spaces (`前文。广告。后文` loses `广告。`; brackets and quotes stay). Then it joins the two sides with the strongest whitespace found at the cut
-  ("\\n\\n" if either side had a blank line, else "\\n" if either had a line break, else one space;
-  nothing at the start or end of the text); with no whitespace on either side, a space only if the
-  tokens on both sides would otherwise join (never between CJK characters). Cuts fall on token
-  boundaries, so no token and no character is ever split, and the cleaned text tokenizes to
-  exactly the unhandled tokens, in order.
+  spaces (`前文。广告。后文` loses `广告。`; brackets and quotes stay). Then it joins the two
+  sides with the strongest whitespace found at the cut ("\\n\\n" if either side had a blank
+  line, else "\\n" if either had a line break, else one space; nothing at the start or end of the
+  text); with no whitespace on either side, a space only if the tokens on both sides would
+  otherwise join (never between CJK characters). Cuts fall on token boundaries, so no token and
+  no character is ever split, and the cleaned text tokenizes to exactly the unhandled tokens, in
+  order.
 * mask: the span is replaced by `mask_text`.
 * annotate: the text is untouched; `junk_spans` (list of [start, end) character offsets) and
   `junk_share` (handled tokens / tokens) are added to the record.

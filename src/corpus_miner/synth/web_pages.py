@@ -83,7 +83,8 @@ class WebParams:
 
 
 def _random_words(rng: np.random.Generator, count: int, exclude: set[str]) -> list[str]:
-    """`count` distinct lowercase words of 3-9 letters, shortest first (frequent words are short)."""
+    """`count` distinct lowercase words of 3-9 letters, shortest first (frequent words are
+    short)."""
     letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
     excluded = np.array(sorted(exclude), dtype="S9")
     found = np.zeros(0, dtype="S9")
@@ -408,7 +409,8 @@ def web_blocks(world: WebWorld, n_docs: int | None = None,
     while True:  # whole blocks always, so fewer pages asked for are a prefix of more
         pages = generate_block(world, block, BLOCK_DOCS)
         if n_tokens is not None and done_tokens + int(pages.doc_offsets[-1]) >= n_tokens:
-            yield pages.head(int(np.searchsorted(pages.doc_offsets[1:], n_tokens - done_tokens)) + 1)
+            last = int(np.searchsorted(pages.doc_offsets[1:], n_tokens - done_tokens))
+            yield pages.head(last + 1)
             return
         if n_docs is not None and done_docs + BLOCK_DOCS >= n_docs:
             yield pages.head(n_docs - done_docs)
