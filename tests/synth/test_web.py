@@ -24,6 +24,7 @@ from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.io import read_documents
 from corpus_miner.synth import web_pages as w
 from corpus_miner.synth import web_render as wk
+from corpus_miner.synth import web_world
 from tests.synth.test_article import answer
 
 SMALL = w.WebParams(n_sites=6, vocabulary=3000, mean_body_words=120, repost_share=0.2, seed=3)
@@ -70,7 +71,7 @@ def test_text_layout_and_tokens():
 
 def _masked_paragraphs(text: str) -> list[list[str]]:
     """Paragraphs as word lists with the variable parts (digits, names, months) masked."""
-    variable = set(w._NAMES) | set(w._MONTHS)
+    variable = set(web_world.NAMES) | set(web_world.MONTHS)
     return [["#" if word.isdigit() or word in variable else word for word in p.split()]
             for p in text.split("\n\n")]
 

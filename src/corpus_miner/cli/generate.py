@@ -80,7 +80,8 @@ def run(args) -> int:
 
 
 def _run_web(args) -> int:
-    from corpus_miner.synth.web_pages import WebParams, write_web
+    from corpus_miner.synth.web_pages import write_web
+    from corpus_miner.synth.web_world import WebParams
 
     if args.docs is not None and args.tokens is not None:
         raise ParameterError("give --docs or --tokens, not both")
