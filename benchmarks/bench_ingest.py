@@ -10,6 +10,7 @@ sequence and vocabulary; the script fails otherwise.
 
     python benchmarks/bench_ingest.py                     # openjdk-17-doc and all corpora together
     python benchmarks/bench_ingest.py --corpus X.jsonl.gz --repeats 5
+    python benchmarks/bench_ingest.py --each --corpus A.jsonl.gz B.jsonl.gz --out results/x.csv
 
 Writes benchmarks/results/bench_ingest.csv (median of the repeats per method) and .png.
 """
@@ -139,6 +140,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", nargs="+", help="gzipped JSONL file(s) (default: openjdk-17-doc"
                         " alone, then all corpora in /work/corpora together)")
+    parser.add_argument("--each", action="store_true",
+                        help="measure each --corpus file on its own (one row pair per file)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=RESULTS / "bench_ingest.csv")
     parser.add_argument("--replot", action="store_true", help="only redraw the plot from --out")
@@ -147,7 +150,9 @@ def main(argv=None) -> int:
         with open(args.out, newline="") as fh:
             plot(list(csv.DictReader(fh)), args.out.with_suffix(".png"))
         return 0
-    if args.corpus:
+    if args.corpus and args.each:
+        cases = [(Path(p).name.split(".")[0], [p]) for p in args.corpus]
+    elif args.corpus:
         cases = [("+".join(Path(p).name.split(".")[0] for p in args.corpus), args.corpus)]
     else:
         every = sorted(str(p) for p in CORPORA.glob("*.jsonl.gz"))
