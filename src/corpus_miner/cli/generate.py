@@ -18,8 +18,9 @@ def _phrase_with_support(value: str) -> tuple[str, int]:
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "generate", help="write a synthetic corpus (JSONL rows with id and text)",
-        description="Write a synthetic corpus as JSONL (id, text). synthetic1: the BloomSpan "
+        "generate", help="write a synthetic corpus (rows with id and text)",
+        description="Write a synthetic corpus: JSONL rows (id, text), for web also Parquet (id, "
+        "url, text, repost_of). synthetic1: the BloomSpan "
         "article's unique-word background with inserted phrases (known answer); synthetic2: dense "
         "nested overlaps; web: Zipfian pages with site templates, variable parts and planted "
         "reposts (edited copies of earlier pages).")
