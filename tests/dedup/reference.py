@@ -100,3 +100,19 @@ def dedup_rule(band_keys: list[list[int]]) -> tuple[list[bool], list[int]]:
 def jaccard(a, b) -> float:
     a, b = set(a), set(b)
     return len(a & b) / len(a | b) if a | b else 1.0
+
+
+def choose_bands(threshold: float, num_perm: int, fp_weight: float = 0.5,
+                 fn_weight: float = 0.5) -> tuple[int, int]:
+    """Brute force over every (bands, rows) with bands * rows <= num_perm: the first pair, in
+    (bands, rows) order, that lowers the running best weighted error by more than 1e-15."""
+    from corpus_miner.dedup.banding import banding_errors
+
+    best, best_error = (1, num_perm), float("inf")
+    for bands in range(1, num_perm + 1):
+        for rows in range(1, num_perm // bands + 1):
+            fp, fn = banding_errors(threshold, bands, rows)
+            error = fp_weight * fp + fn_weight * fn
+            if error < best_error - 1e-15:
+                best, best_error = (bands, rows), error
+    return best

@@ -30,6 +30,45 @@ def test_choice_minimises_the_weighted_error_by_brute_force():
             assert 0.5 * sum(banding_errors(0.8, b, r)) >= best - 1e-12
 
 
+@pytest.mark.parametrize("weights", [(0.5, 0.5), (0.9, 0.1), (0.1, 0.9)])
+@pytest.mark.parametrize("num_perm", [1, 2, 7, 31, 64, 100])
+def test_choose_bands_equals_the_brute_force(num_perm, weights):
+    for threshold in (0.05, 0.3, 0.5, 0.7, 0.85, 0.95, 0.99):
+        assert choose_bands(threshold, num_perm, *weights) == \
+            ref.choose_bands(threshold, num_perm, *weights), threshold
+
+
+@pytest.mark.parametrize("weights", [(1.0, 0.0), (0.0, 1.0)])
+def test_one_sided_weights_pick_a_pair_tied_with_the_minimum(weights):
+    """With one weight 0 many pairs have errors within 1e-15 of 0; the first of them is taken."""
+    for threshold, num_perm in ((0.5, 64), (0.8, 128), (0.3, 100)):
+        bands, rows = choose_bands(threshold, num_perm, *weights)
+        error = float(np.dot(weights, banding_errors(threshold, bands, rows)))
+        minimum = min(float(np.dot(weights, banding_errors(threshold, b, r)))
+                      for b in range(1, num_perm + 1) for r in range(1, num_perm // b + 1))
+        assert error <= minimum + 1e-15
+
+
+def test_many_permutations_are_chosen_quickly_and_minimise_the_error():
+    """num_perm=65536 took minutes over all 720k pairs; the line searches visit a few thousand.
+    Every pair on the answer's neighbouring rows and bands lines is no better."""
+    threshold, num_perm = 0.85, 1 << 16
+    bands, rows = choose_bands(threshold, num_perm)
+    assert bands * rows <= num_perm
+
+    def error(b, r):
+        return 0.5 * sum(banding_errors(threshold, b, r))
+
+    best = error(bands, rows)
+    for r in range(max(1, rows - 3), rows + 4):
+        for b in list(range(max(1, bands - 40), min(num_perm // r, bands + 40) + 1)):
+            assert error(b, r) >= best - 1e-15, (b, r)
+    rng = np.random.default_rng(0)
+    for r in rng.integers(1, 200, 40):
+        b = int(rng.integers(1, num_perm // int(r) + 1))
+        assert error(b, int(r)) >= best - 1e-15
+
+
 def test_collision_curve_is_an_s_around_the_threshold():
     bands, rows = choose_bands(0.85, 256)
     assert collision_probability(0.95, bands, rows) > 0.99

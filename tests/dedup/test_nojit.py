@@ -28,6 +28,8 @@ for sketch in ("minhash", "oph"):
         table = BandTable(4)
         out[f"{sketch}-{kind}-dupof"] = table.query_then_insert(keys, 0).tolist()
         out[f"{sketch}-{kind}-cc"] = components_kernel(table.lookup(keys), 0, len(texts)).tolist()
+from corpus_miner.dedup.banding import choose_bands
+out["bands"] = [choose_bands(t, 24) for t in (0.3, 0.85)]
 print(json.dumps(out))
 """
 
