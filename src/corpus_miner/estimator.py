@@ -73,6 +73,11 @@ class Estimator:
         """True once fit (or a loader) has set learned state: any attribute ending in `_`."""
         return any(name.endswith("_") and not name.startswith("_") for name in vars(self))
 
+    def _forget_fitted(self) -> None:
+        """Drop all learned state (a new fit starts from nothing)."""
+        for name in [name for name in vars(self) if name.endswith("_") and not name.startswith("_")]:
+            delattr(self, name)
+
     def check_is_fitted(self) -> None:
         if not self.is_fitted():
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; "

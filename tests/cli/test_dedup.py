@@ -173,3 +173,79 @@ def test_query_with_a_non_index_folder_fails_cleanly(tmp_path, capsys):
     assert main(["index", "query", str(tmp_path), source, "-o", str(tmp_path / "o.jsonl")]) == 2
     assert "not a corpus-miner index" in capsys.readouterr().err
     assert main(["dedup", str(tmp_path / "missing.jsonl"), "-o", str(tmp_path / "o.jsonl")]) == 2
+
+
+def _unique_docs(n, seed=0):
+    rng = np.random.default_rng(seed)
+    vocabulary = [f"w{i}" for i in range(20_000)]
+    return [{"id": f"u{i}", "text": " ".join(rng.choice(vocabulary, 60))} for i in range(n)]
+
+
+def test_too_small_expected_items_grows_the_filter_instead_of_removing_unique_documents(
+        tmp_path, capsys):
+    """--expected-items 200 on 2,000 documents flagged 1,419 of them, exit 0."""
+    docs = _unique_docs(2000)
+    source = _write_jsonl(tmp_path / "in.jsonl", docs)
+    out = tmp_path / "out.jsonl"
+    assert main(["dedup", source, "-o", str(out), "--expected-items", "200", "--num-perm", "64"]) == 0
+    assert len(_read_jsonl(out)) == 2000
+    err = capsys.readouterr().err
+    assert "2,000 documents outgrew a Bloom filter sized for --expected-items 200" in err
+    assert main(["index", "build", source, "-o", str(tmp_path / "idx"), "--expected-items", "200",
+                 "--num-perm", "64"]) == 0
+    assert "grew to 4 layers" in capsys.readouterr().err
+    index = LSHBloom.load(tmp_path / "idx")
+    assert index.n_documents_ == 2000 and index.transform([d["text"] for d in docs]).all()
+    fresh = _write_jsonl(tmp_path / "new.jsonl", _unique_docs(500, seed=1))
+    assert main(["index", "query", str(tmp_path / "idx"), fresh, "-o", str(tmp_path / "q.jsonl")]) == 0
+    assert len(_read_jsonl(tmp_path / "q.jsonl")) == 500
+
+
+def test_dedup_refuses_a_same_size_input_swapped_between_its_two_reads(tmp_path, capsys,
+                                                                        monkeypatch):
+    """The two reads compared document counts only: a file of as many documents put in place
+    between them was written with the first file's flags (502 false duplicates of 1,500)."""
+    import corpus_miner.cli.dedup as cli_dedup
+
+    first, second = _docs(seed=1), _docs(seed=2)
+    assert len(first) == len(second)
+    source = tmp_path / "in.jsonl"
+    _write_jsonl(source, first)
+    real_read = cli_dedup._read
+
+    def swapping_read(args, stats, label="reading"):
+        if label == "writing":
+            _write_jsonl(source, second)
+        yield from real_read(args, stats, label)
+
+    monkeypatch.setattr(cli_dedup, "_read", swapping_read)
+    out = tmp_path / "out.jsonl"
+    assert main(["dedup", str(source), "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "inputs changed between dedup's two reads" in err and "\n" not in err
+    assert not out.exists() and not list(tmp_path.glob(".out*"))
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--fp-prob", "1e-300"], r"fp_prob \(per document\) must be in \[1e-15, 1\)"),
+    (["--expected-items", "100000000000000"], "does not fit in this machine's"),
+    (["--expected-items", "0"], "expected_items must be >= 1"),
+])
+def test_extreme_parameters_are_one_line_errors(tmp_path, capsys, argv, message):
+    source = _write_jsonl(tmp_path / "in.jsonl", _docs()[:3])
+    for command in (["dedup", source, "-o", str(tmp_path / "o.jsonl")],
+                    ["index", "build", source, "-o", str(tmp_path / "idx")]):
+        assert main([*command, *argv]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("corpus-miner: error:") and "\n" not in err
+        assert __import__("re").search(message, err), err
+    assert not (tmp_path / "o.jsonl").exists() and not (tmp_path / "idx").exists()
+
+
+def test_many_permutations_work_end_to_end(tmp_path):
+    """--num-perm 65536 spent 134 s choosing bands."""
+    docs = _docs()[:4]
+    source = _write_jsonl(tmp_path / "in.jsonl", docs + docs[:1])
+    assert main(["dedup", source, "-o", str(tmp_path / "o.jsonl"), "--num-perm", "65536",
+                 "--annotate"]) == 0
+    assert [d["is_duplicate"] for d in _read_jsonl(tmp_path / "o.jsonl")][-1] is True

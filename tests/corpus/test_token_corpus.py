@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpus_miner.corpus import TokenCorpus, load_corpus
+from corpus_miner.io.artefact import metadata_checksum
 from corpus_miner.io.strings import StringList
 from corpus_miner.errors import FormatError
 from tests.corpus.reference import reference_ids
@@ -82,43 +83,90 @@ def _damage(folder, name, how):
 
 
 @pytest.mark.parametrize("name,how,message", [
-    ("tokens.npy", "truncate", "truncated or corrupt"),
-    ("tokens.npy", "flip", "checksum mismatch"),
-    ("vocab_bytes.npy", "flip", "checksum mismatch"),
-    ("doc_offsets.npy", "delete", "missing doc_offsets.npy"),
-    ("metadata.json", "delete", "not a saved token corpus"),
+    ("tokens.bin", "truncate", "tokens.bin is truncated"),
+    ("tokens.bin", "flip", "tokens.bin: checksum mismatch"),
+    ("vocab_bytes.bin", "flip", "vocab_bytes.bin: checksum mismatch"),
+    ("doc_offsets.bin", "delete", "missing doc_offsets.bin"),
+    ("metadata.json", "delete", "no metadata.json"),
+    ("metadata.json", "truncate", "unreadable or corrupt"),
 ])
 def test_damaged_folder_is_refused(corpus, tmp_path, name, how, message):
     corpus.save(tmp_path / "c")
     _damage(tmp_path / "c", name, how)
     with pytest.raises(FormatError, match=message):
+        TokenCorpus.load(tmp_path / "c", verify=True)
+
+
+def test_default_load_checks_sizes_and_metadata_but_hashes_only_on_request(corpus, tmp_path):
+    """Hashing a 4 GB corpus on every load would take seconds: a changed byte inside a file of
+    the right size is found by verify=True; truncation and edited metadata are found always."""
+    corpus.save(tmp_path / "c")
+    _damage(tmp_path / "c", "vocab_bytes.bin", "flip")
+    TokenCorpus.load(tmp_path / "c")
+    with pytest.raises(FormatError, match="checksum mismatch"):
+        TokenCorpus.load(tmp_path / "c", verify=True)
+    _damage(tmp_path / "c", "tokens.bin", "truncate")
+    with pytest.raises(FormatError, match="truncated"):
         TokenCorpus.load(tmp_path / "c")
 
 
-def test_truncation_is_caught_even_without_checksums(corpus, tmp_path):
+def _edit_metadata(folder, edit, keep_checksum=False):
+    """Edit metadata.json; unless keep_checksum, also forge a matching checksum (a deliberate
+    edit), so that the loader's checks of the values themselves are exercised."""
+    meta_path = folder / "metadata.json"
+    meta = json.loads(meta_path.read_text())
+    edit(meta)
+    if not keep_checksum:
+        meta["checksum"] = metadata_checksum(meta)
+    meta_path.write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize("edit", [
+    lambda m: m.update(n_tokens=m["n_tokens"] + 1), lambda m: m.update(tokenizer="other"),
+    lambda m: m["arrays"]["tokens.bin"].update(shape=[1]), lambda m: m.pop("n_vocab"),
+])
+def test_any_metadata_edit_is_refused_by_the_checksum(corpus, tmp_path, edit):
     corpus.save(tmp_path / "c")
-    _damage(tmp_path / "c", "tokens.npy", "truncate")
-    with pytest.raises(FormatError):
-        TokenCorpus.load(tmp_path / "c", verify=False)
+    _edit_metadata(tmp_path / "c", edit, keep_checksum=True)
+    with pytest.raises(FormatError, match="does not match its checksum"):
+        TokenCorpus.load(tmp_path / "c")
 
 
 @pytest.mark.parametrize("edit,message", [
-    (lambda m: m.update(version=99), "format version 99"),
-    (lambda m: m.update(format="other"), "is not a corpus-miner/token-corpus"),
+    (lambda m: m.update(version=99), "newer corpus-miner"),
+    (lambda m: m.update(format="other"), "is not 'corpus-miner/token-corpus'"),
     # a corpus saved before CJK characters became tokens of their own
     (lambda m: m.update(tokenizer="str.lower, then maximal runs of \\p{L}\\p{M}\\p{N}"),
      "saved with another token rule"),
-    (lambda m: m.update(n_tokens=m["n_tokens"] + 1), "inconsistent corpus"),
-    (lambda m: m["arrays"]["tokens"].update(shape=[1]), "differ from metadata"),
+    (lambda m: m.update(n_tokens=m["n_tokens"] + 1), "tokens length differs from n_tokens"),
+    (lambda m: m.update(n_docs=2.5), "'n_docs' must be int, got 2.5"),
+    (lambda m: m.update(n_docs="3"), "'n_docs' must be int"),
+    (lambda m: m.update(n_docs=True), "'n_docs' must be int"),
+    (lambda m: m.update(n_docs=-1), "'n_docs' must be >= 0"),
+    (lambda m: m["arrays"]["tokens.bin"].update(shape=[1]), "longer than its metadata says"),
+    (lambda m: m["arrays"]["tokens.bin"].pop("shape"), "tokens.bin has no valid shape"),
+    (lambda m: m["arrays"]["tokens.bin"].update(shape=["x"]), "no valid shape"),
+    (lambda m: m["arrays"]["tokens.bin"].update(dtype="<f8"), "expected <u4"),
+    (lambda m: m["arrays"]["tokens.bin"].update(dtype="O"), "unusable dtype"),
+    (lambda m: m["arrays"].pop("doc_offsets.bin"), "does not list doc_offsets.bin"),
+    (lambda m: m.update(arrays=[]), "no 'arrays' table"),
 ])
-def test_metadata_mismatch_is_refused(corpus, tmp_path, edit, message):
+def test_forged_metadata_is_refused_in_one_line(corpus, tmp_path, edit, message):
     corpus.save(tmp_path / "c")
-    meta_path = tmp_path / "c" / "metadata.json"
-    meta = json.loads(meta_path.read_text())
-    edit(meta)
-    meta_path.write_text(json.dumps(meta))
-    with pytest.raises(FormatError, match=message):
+    _edit_metadata(tmp_path / "c", edit)
+    with pytest.raises(FormatError, match=message) as caught:
         TokenCorpus.load(tmp_path / "c")
+    assert "\n" not in str(caught.value)
+
+
+def test_a_version_1_folder_is_refused_with_a_message_to_re_create_it(tmp_path):
+    folder = tmp_path / "old"
+    folder.mkdir()
+    np.save(folder / "tokens.npy", np.zeros(3, np.uint32))
+    (folder / "metadata.json").write_text(json.dumps(
+        {"format": "corpus-miner/token-corpus", "version": 1, "n_docs": 1, "arrays": {}}))
+    with pytest.raises(FormatError, match=r"version 1 is not supported.*older.*corpus-miner tokenize"):
+        TokenCorpus.load(folder)
 
 
 def test_string_list_behaves_like_a_list():

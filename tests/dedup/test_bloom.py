@@ -14,6 +14,7 @@ from corpus_miner.dedup.bloom import (
     predicted_fp,
 )
 from corpus_miner.errors import FormatError, ParameterError
+from corpus_miner.io.artefact import metadata_checksum
 
 from . import reference as ref
 
@@ -140,7 +141,7 @@ def test_save_load_round_trip_and_corruption(tmp_path):
     with pytest.raises(FormatError, match="checksum"):
         BloomFilter.load(tmp_path / "f")
     bits.write_bytes(bytes(raw[:100]))
-    with pytest.raises(FormatError, match="checksum"):
+    with pytest.raises(FormatError, match="bits.bin is truncated"):
         BloomFilter.load(tmp_path / "f")
     bits.unlink()
     with pytest.raises(FormatError, match="missing bits.bin"):
@@ -151,7 +152,7 @@ def test_foreign_or_broken_metadata_is_refused(tmp_path):
     BloomFilter(64, 2).save(tmp_path / "f")
     meta_path = tmp_path / "f" / "metadata.json"
     meta = json.loads(meta_path.read_text())
-    with pytest.raises(FormatError, match="not a corpus-miner index"):
+    with pytest.raises(FormatError, match="not a corpus-miner Bloom filter folder"):
         BloomFilter.load(tmp_path)
     meta_path.write_text(json.dumps(dict(meta, version=99)))
     with pytest.raises(FormatError, match="version 99"):
@@ -160,8 +161,31 @@ def test_foreign_or_broken_metadata_is_refused(tmp_path):
     with pytest.raises(FormatError, match="something-else"):
         BloomFilter.load(tmp_path / "f")
     meta_path.write_text("{not json")
-    with pytest.raises(FormatError, match="corrupt metadata"):
+    with pytest.raises(FormatError, match="unreadable or corrupt"):
         BloomFilter.load(tmp_path / "f")
     meta_path.write_text(json.dumps(dict(meta, num_bits=65)))
-    with pytest.raises(FormatError):
+    with pytest.raises(FormatError, match="does not match its checksum"):
         BloomFilter.load(tmp_path / "f")
+    forged = dict(meta, num_bits=65)
+    meta_path.write_text(json.dumps(dict(forged, checksum=metadata_checksum(forged))))
+    with pytest.raises(FormatError, match="bits must be uint8 of length 9"):
+        BloomFilter.load(tmp_path / "f")
+    version_1 = {k: v for k, v in meta.items() if k != "checksum"}
+    meta_path.write_text(json.dumps(dict(version_1, version=1)))
+    assert BloomFilter.load(tmp_path / "f") == BloomFilter(64, 2)  # the format before checksums
+
+
+def test_sizing_caps_hashes_at_64_and_still_reaches_the_rate():
+    """A tiny rate asked for more than 64 hash functions (and was reported as "num_hashes must be
+    in [1, 64], got 1000"); 64 hashes with more bits reach it."""
+    for key_fp in (1e-25, 1e-60, 1e-300):
+        num_bits, num_hashes = bloom_size(1000, key_fp)
+        assert num_hashes == 64
+        assert predicted_fp(num_bits, num_hashes, 1000) <= key_fp * (1 + 1e-9)
+    assert bloom_size(1000, 1e-18)[1] < 64  # below the cap: the optimal rule, unchanged
+
+
+def test_a_filter_larger_than_memory_is_refused_before_allocating():
+    with pytest.raises(ParameterError, match="does not fit in this machine's .* of memory; lower "
+                                             "expected_items"):
+        BloomFilter.for_documents(10 ** 14, 13, 1e-5)

@@ -19,11 +19,12 @@ import pyarrow as pa
 
 from corpus_miner.cli.common import (add_input_arguments, add_record_output_argument,
                                      print_read_problems, print_summary)
-from corpus_miner.io import ReadStats, read_documents, write_records
 from corpus_miner.dedup import LSHBloom
 from corpus_miner.dedup.params import DEFAULT_FP_PROB, DEFAULT_SKETCH, MODE_ALIASES
 from corpus_miner.dedup.result import DedupResult
 from corpus_miner.errors import InputError
+from corpus_miner.io import ReadStats, read_documents, write_records
+from corpus_miner.io.digest import TextsDigest
 
 
 def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,7 +48,8 @@ def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
                             "per document (default: %(default)s)")
     group.add_argument("--expected-items", type=int, default=None,
                        help="documents the Bloom filter is sized for; given, dedup streams with "
-                            "bounded memory; default: counted from the input")
+                            "bounded memory (more documents add layers to the filter, fp_prob "
+                            "still holds); default: counted from the input")
     group.add_argument("--shingle-size", type=int, default=5,
                        help="characters (or words) per shingle (default: %(default)s)")
     group.add_argument("--word-shingles", action="store_true",
@@ -153,30 +155,59 @@ def _output_table(records: pa.Table, result: DedupResult, annotate: bool) -> pa.
 def _sized_by_input(args: argparse.Namespace, model: LSHBloom, stats: ReadStats):
     """(batch, its DedupResult) pairs when the filter is sized by the document count
     (lshbloom without --expected-items): pass 1 keeps only the band keys (8 bytes x bands per
-    document), pass 2 reads the inputs again to write them. Stdin cannot be read twice: its
-    batches are kept in memory instead."""
+    document), pass 2 reads the inputs again to write them. Both passes digest the texts they
+    read; a difference (a file replaced or edited in between) stops the output before it is
+    renamed into place. Stdin cannot be read twice: its batches are kept in memory instead."""
     bands = model.params.validated().bands_rows[0]
     from_stdin = "-" in args.inputs
-    kept, keys = [], []
+    kept, keys, first = [], [], TextsDigest()
     for batch in _read(args, stats, "deduplicating" if from_stdin else "hashing"):
         keys.append(model.band_keys(batch.texts))
+        first.update(batch.texts)
         if from_stdin:
             kept.append(batch)
     all_keys = np.concatenate(keys) if keys else np.zeros((0, bands), np.uint64)
     result = model.deduplicate_keys(all_keys)
-    batches = kept if from_stdin else _read(args, ReadStats(), "writing")
-    changed = InputError(f"the inputs changed while being deduplicated ({len(result):,} "
-                         "documents on the first read, a different count on the second); run "
-                         "again on files that are not being written to")
+    if from_stdin:
+        yield from _with_results(kept, result)
+        return
+    second = TextsDigest()
+    for batch, part in _with_results(_read(args, ReadStats(), "writing"), result, second):
+        yield batch, part
+    if (second.documents, second.value) != (first.documents, first.value):
+        raise InputError(f"the inputs changed between dedup's two reads ({first.documents:,} "
+                         f"documents on the first read, {second.documents:,} on the second, other "
+                         "texts); nothing was written: run again on files that are not being "
+                         "written to")
+
+
+def _with_results(batches, result: DedupResult, digest: TextsDigest | None = None):
+    """(batch, its part of result) for consecutive batches; more documents than result has
+    means the input grew between the reads."""
     start = 0
     for batch in batches:
         stop = start + len(batch)
         if stop > len(result):
-            raise changed
+            raise InputError(f"the inputs changed between dedup's two reads (more than the "
+                             f"{len(result):,} documents of the first read); nothing was written: "
+                             "run again on files that are not being written to")
+        if digest is not None:
+            digest.update(batch.texts)
         yield batch, result.part(start, stop)
         start = stop
-    if start != len(result):
-        raise changed
+
+
+def _growth_note(label: str, model: LSHBloom, expected_items: int | None) -> None:
+    """Say on stderr when the Bloom filter outgrew its first layer (the promise holds, but one
+    filter sized for all documents would be smaller)."""
+    if not model.is_fitted() or model.mode_ != "lshbloom" or len(model.index_.layers) == 1:
+        return
+    first = model.index_.capacity
+    sized = f"--expected-items {expected_items:,}" if expected_items else f"{first:,} documents"
+    print(f"{label}: note: {model.n_documents_:,} documents outgrew a Bloom filter sized for "
+          f"{sized}: it grew to {len(model.index_.layers)} layers, {model.index_.size_bytes:,} "
+          f"bytes (fp_prob still holds; --expected-items {model.n_documents_:,} gives one "
+          "smaller filter)", file=sys.stderr)
 
 
 def run_dedup(args: argparse.Namespace) -> int:
@@ -206,9 +237,9 @@ def run_dedup(args: argparse.Namespace) -> int:
     if args.save_index:
         model.save(args.save_index)
     print_read_problems(stats)
-    mode = model.params_.mode if hasattr(model, "params_") else args.mode
+    _growth_note("dedup", model, args.expected_items)
     print(f"dedup: {counts['duplicates']:,} of {counts['documents']:,} documents are "
-          f"near-duplicates of an earlier one (similarity >= {model.params.threshold:g}, {mode}); "
+          f"near-duplicates of an earlier one (similarity >= {model.threshold:g}, {model.mode_}); "
           f"{written:,} written{' with is_duplicate' if args.annotate else ''} to {args.output} "
           f"in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     return 0
@@ -219,7 +250,7 @@ def run_index_build(args: argparse.Namespace) -> int:
     model = _model(args)
     stats = ReadStats()
     if args.expected_items is not None or model.params.validated().mode == "minhash_lsh":
-        for batch in _read(args, stats, "indexing"):  # the index can grow / is sized: stream
+        for batch in _read(args, stats, "indexing"):  # the index grows as needed: stream
             model.partial_fit(batch.texts, batch.ids)
     else:  # size the filter from the input: keep only the band keys (8 bytes x bands per doc)
         keys, ids = [], []
@@ -228,10 +259,11 @@ def run_index_build(args: argparse.Namespace) -> int:
             ids.append(batch.ids)
         if keys:
             model.fit_keys(np.concatenate(keys), pa.chunked_array(ids))
-    if not hasattr(model, "index_"):
+    if not model.is_fitted():
         raise InputError("no documents in the inputs; nothing to index")
     model.save(args.output)
     print_read_problems(stats)
+    _growth_note("index build", model, args.expected_items)
     meta = model.metadata()
     size = meta["bloom"]["size_bytes"] if "bloom" in meta else meta["band_entries"] * 16
     print_summary("index build", documents=model.n_documents_, mode=model.params_.mode,

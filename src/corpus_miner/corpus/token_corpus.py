@@ -1,19 +1,19 @@
-"""TokenCorpus: a tokenized corpus as flat arrays, and its on-disk folder format.
+"""TokenCorpus: a tokenized corpus as flat arrays, and its saved folder.
 
-Folder layout (format `corpus-miner/token-corpus`, version 1), written atomically:
-  metadata.json        format, version, counts, tokenizer, and per array: file, dtype, shape, sha256
-  tokens.npy           uint32, token ids of all documents, concatenated
-  doc_offsets.npy      int64, n_docs + 1
-  vocab_offsets.npy / vocab_bytes.npy     the vocabulary (UTF-8 strings, see StringList)
-  doc_id_offsets.npy / doc_id_bytes.npy   the document ids
-Everything is plain `.npy` (no pickle) so `load(mmap=True)` maps corpora larger than RAM.
+Folder (format `corpus-miner/token-corpus`, version 2: corpus_miner.io.artefact's one format),
+written atomically:
+  metadata.json        counts, tokenizer, read stats, per array dtype/shape/sha256, checksum
+  tokens.bin           uint32, token ids of all documents, concatenated
+  doc_offsets.bin      int64, n_docs + 1
+  vocab_offsets.bin / vocab_bytes.bin     the vocabulary (UTF-8 strings, see StringList)
+  doc_id_offsets.bin / doc_id_bytes.bin   the document ids
+Raw little-endian arrays, so `load(mmap=True)` maps corpora larger than RAM. Version 1 folders
+(.npy files, metadata without a checksum) are refused with a message to re-create them:
+tokenizing again is fast, and their tokens may follow an older token rule.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import unicodedata
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -21,24 +21,23 @@ from typing import Sequence
 
 import numpy as np
 
-from corpus_miner.io.artefact import TOKEN_CORPUS_FORMAT
-from corpus_miner.io.atomic import atomic_dir
+from corpus_miner.io.artefact import TOKEN_CORPUS_FORMAT, Artefact, open_artefact, save_artefact
 from corpus_miner.io.readers import ReadStats
 from corpus_miner.io.strings import StringList
-from corpus_miner.errors import FormatError
 
 FORMAT_NAME = TOKEN_CORPUS_FORMAT
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 # The token rule; a corpus saved under another rule has other tokens and is refused on load.
 TOKENIZER = ("v2: str.lower, then one Han/Hiragana/Katakana/Thai/Lao/Khmer/Myanmar character with "
              "its marks, or a maximal run of other \\p{L}\\p{M}\\p{N}")
-_ARRAYS = {  # name -> dtype
-    "tokens": np.dtype("<u4"),
-    "doc_offsets": np.dtype("<i8"),
-    "vocab_offsets": np.dtype("<i8"),
-    "vocab_bytes": np.dtype("u1"),
-    "doc_id_offsets": np.dtype("<i8"),
-    "doc_id_bytes": np.dtype("u1"),
+_REMEDY = "re-create it with `corpus-miner tokenize INPUT -o DIR`"
+_ARRAYS = {  # file -> dtype
+    "tokens.bin": np.dtype("<u4"),
+    "doc_offsets.bin": np.dtype("<i8"),
+    "vocab_offsets.bin": np.dtype("<i8"),
+    "vocab_bytes.bin": np.dtype("u1"),
+    "doc_id_offsets.bin": np.dtype("<i8"),
+    "doc_id_bytes.bin": np.dtype("u1"),
 }
 
 
@@ -92,62 +91,50 @@ class TokenCorpus:
     # -- persistence -------------------------------------------------------------------------
     def save(self, path) -> Path:
         """Write the corpus folder atomically (a crash never leaves a half-written folder)."""
-        path = Path(path)
         vocab = _as_string_list(self.vocab)
         doc_ids = _as_string_list(self.doc_ids)
         arrays = {
-            "tokens": self.tokens, "doc_offsets": self.doc_offsets,
-            "vocab_offsets": vocab.offsets, "vocab_bytes": vocab.data,
-            "doc_id_offsets": doc_ids.offsets, "doc_id_bytes": doc_ids.data,
+            "tokens.bin": self.tokens, "doc_offsets.bin": self.doc_offsets,
+            "vocab_offsets.bin": vocab.offsets, "vocab_bytes.bin": vocab.data,
+            "doc_id_offsets.bin": doc_ids.offsets, "doc_id_bytes.bin": doc_ids.data,
         }
-        with atomic_dir(path) as tmp:
-            entries = {}
-            for name, dtype in _ARRAYS.items():
-                array = np.ascontiguousarray(arrays[name], dtype=dtype)
-                file = tmp / f"{name}.npy"
-                np.save(file, array, allow_pickle=False)
-                entries[name] = {"file": file.name, "dtype": dtype.str,
-                                 "shape": list(array.shape), "sha256": _sha256(file)}
-            metadata = {
-                "format": FORMAT_NAME, "version": FORMAT_VERSION,
-                "n_docs": self.n_docs, "n_tokens": self.n_tokens, "n_vocab": len(vocab),
-                "tokenizer": TOKENIZER, "unicode_version": unicodedata.unidata_version,
-                "read_stats": self.read_stats.as_dict() if self.read_stats else None,
-                "arrays": entries,
-            }
-            (tmp / "metadata.json").write_text(json.dumps(metadata, indent=2) + "\n")
-            tmp.chmod(0o777 & ~_umask())  # mkdtemp made it private; a corpus is ordinary data
-        return path
+        described = {
+            "n_docs": self.n_docs, "n_tokens": self.n_tokens, "n_vocab": len(vocab),
+            "tokenizer": TOKENIZER, "unicode_version": unicodedata.unidata_version,
+            "read_stats": self.read_stats.as_dict() if self.read_stats else None,
+        }
+        return save_artefact(path, FORMAT_NAME, FORMAT_VERSION, described,
+                             {name: np.asarray(arrays[name], dtype)
+                              for name, dtype in _ARRAYS.items()})
 
     @classmethod
-    def load(cls, path, mmap: bool = True, verify: bool = True) -> "TokenCorpus":
-        """Open a saved corpus; arrays are memory-mapped unless mmap=False.
+    def load(cls, path, mmap: bool = True, verify: bool = False) -> "TokenCorpus":
+        """Open a saved corpus; arrays are memory-mapped (read-only) unless mmap=False.
 
-        Sizes, shapes, dtypes and offsets are always checked; verify=True also checks the
-        sha256 of every file and that every token id is in the vocabulary (reads everything).
+        Always checked (instant): the metadata checksum (edited counts or fields are refused),
+        every file's size against its dtype and shape (truncation), the counts against the
+        shapes, and the first and last offsets. verify=True also reads everything: the sha256 of
+        every file, offsets never decreasing, every token id inside the vocabulary.
         """
-        path = Path(path)
-        metadata = _read_metadata(path)
-        arrays = {}
-        for name, dtype in _ARRAYS.items():
-            entry = metadata["arrays"].get(name)
-            if not isinstance(entry, dict):
-                raise FormatError(f"{path}: metadata.json lacks array '{name}'; re-create the corpus")
-            arrays[name] = _load_array(path, name, entry, dtype, mmap, verify)
-        n_docs, n_tokens, n_vocab = (int(metadata[k]) for k in ("n_docs", "n_tokens", "n_vocab"))
-        _check(path, arrays["tokens"].shape == (n_tokens,), "tokens length differs from n_tokens")
-        _check_offsets(path, "doc_offsets", arrays["doc_offsets"], n_docs, n_tokens, verify)
-        _check_offsets(path, "vocab_offsets", arrays["vocab_offsets"], n_vocab,
+        saved = open_artefact(path, FORMAT_NAME, (FORMAT_VERSION,), kind="token corpus",
+                              remedy=_REMEDY)
+        saved.check(saved.metadata.get("tokenizer") == TOKENIZER,
+                    f"saved with another token rule ({saved.metadata.get('tokenizer')!r})")
+        n_docs, n_tokens, n_vocab = (saved.count(key) for key in ("n_docs", "n_tokens", "n_vocab"))
+        arrays = {name[:-len(".bin")]: saved.array(name, dtype, ndim=1, mmap=mmap, verify=verify)
+                  for name, dtype in _ARRAYS.items()}
+        saved.check(len(arrays["tokens"]) == n_tokens, "tokens length differs from n_tokens")
+        _check_offsets(saved, "doc_offsets", arrays["doc_offsets"], n_docs, n_tokens, verify)
+        _check_offsets(saved, "vocab_offsets", arrays["vocab_offsets"], n_vocab,
                        len(arrays["vocab_bytes"]), verify)
-        _check_offsets(path, "doc_id_offsets", arrays["doc_id_offsets"], n_docs,
+        _check_offsets(saved, "doc_id_offsets", arrays["doc_id_offsets"], n_docs,
                        len(arrays["doc_id_bytes"]), verify)
         if verify and n_tokens:
-            _check(path, int(arrays["tokens"].max()) < n_vocab, "token id beyond the vocabulary")
-        stats = metadata.get("read_stats")
+            saved.check(int(arrays["tokens"].max()) < n_vocab, "token id beyond the vocabulary")
         return cls(arrays["tokens"], arrays["doc_offsets"],
                    StringList(arrays["doc_id_offsets"], arrays["doc_id_bytes"]),
                    StringList(arrays["vocab_offsets"], arrays["vocab_bytes"]),
-                   _read_stats(stats))
+                   _read_stats(saved.metadata.get("read_stats")))
 
 
 def _read_stats(saved) -> ReadStats | None:
@@ -158,71 +145,14 @@ def _read_stats(saved) -> ReadStats | None:
     return ReadStats(**{k: v for k, v in saved.items() if k in known})
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def _as_string_list(strings) -> StringList:
     return strings if isinstance(strings, StringList) else StringList.from_strings(strings)
 
 
-def _sha256(file: Path) -> str:
-    digest = hashlib.sha256()
-    with open(file, "rb") as fh:
-        while block := fh.read(1 << 22):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _read_metadata(path: Path) -> dict:
-    meta_file = path / "metadata.json"
-    if not path.is_dir() or not meta_file.is_file():
-        raise FormatError(f"{path}: not a saved token corpus (no metadata.json); "
-                          "create one with `corpus-miner tokenize INPUT -o DIR`")
-    try:
-        metadata = json.loads(meta_file.read_text())
-    except (OSError, ValueError) as exc:
-        raise FormatError(f"{meta_file}: unreadable or corrupt ({exc})") from None
-    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT_NAME:
-        raise FormatError(f"{path}: metadata.json is not a {FORMAT_NAME} file")
-    if metadata.get("version") != FORMAT_VERSION:
-        raise FormatError(f"{path}: token corpus format version {metadata.get('version')!r}, "
-                          f"this corpus-miner reads version {FORMAT_VERSION}; re-create it")
-    if metadata.get("tokenizer") != TOKENIZER:
-        raise FormatError(f"{path}: saved with another token rule ({metadata.get('tokenizer')!r}); "
-                          "re-create it with `corpus-miner tokenize INPUT -o DIR`")
-    if not isinstance(metadata.get("arrays"), dict):
-        raise FormatError(f"{path}: metadata.json lacks the array list; re-create the corpus")
-    return metadata
-
-
-def _load_array(path: Path, name: str, entry: dict, dtype: np.dtype, mmap: bool,
-                verify: bool) -> np.ndarray:
-    file = path / f"{name}.npy"
-    if entry.get("file") != file.name or not file.is_file():
-        raise FormatError(f"{path}: missing {file.name}; the corpus folder is incomplete")
-    try:
-        array = np.load(file, mmap_mode="r" if mmap else None, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as exc:
-        raise FormatError(f"{file}: truncated or corrupt ({exc})") from None
-    if array.dtype != dtype or list(array.shape) != entry.get("shape"):
-        raise FormatError(f"{file}: dtype/shape {array.dtype}{list(array.shape)} differ from "
-                          f"metadata {entry.get('dtype')}{entry.get('shape')}; corrupt corpus")
-    if verify and _sha256(file) != entry.get("sha256"):
-        raise FormatError(f"{file}: checksum mismatch; the corpus was modified or damaged")
-    return array
-
-
-def _check(path: Path, ok: bool, what: str) -> None:
-    if not ok:
-        raise FormatError(f"{path}: inconsistent corpus ({what}); re-create it")
-
-
-def _check_offsets(path, name, offsets, n, end, verify) -> None:
-    _check(path, offsets.shape == (n + 1,), f"{name} has {len(offsets)} entries, expected {n + 1}")
-    _check(path, int(offsets[0]) == 0 and int(offsets[-1]) == end,
-           f"{name} must start at 0 and end at {end}")
+def _check_offsets(saved: Artefact, name: str, offsets: np.ndarray, n: int, end: int,
+                   verify: bool) -> None:
+    saved.check(len(offsets) == n + 1, f"{name} has {len(offsets)} entries, expected {n + 1}")
+    saved.check(int(offsets[0]) == 0 and int(offsets[-1]) == end,
+                f"{name} must start at 0 and end at {end}")
     if verify and n:
-        _check(path, bool(np.all(offsets[1:] >= offsets[:-1])), f"{name} not ascending")
+        saved.check(bool(np.all(offsets[1:] >= offsets[:-1])), f"{name} not ascending")

@@ -137,6 +137,16 @@ class BandTable:
         order = np.argsort(keys, kind="stable")
         return keys[order], docs[order]
 
+    def document_range(self) -> tuple[int, int] | None:
+        """(smallest, largest) first-document ordinal in the table; None when it is empty."""
+        docs = self._docs[self._docs != _NO_DOC]
+        return (int(docs.min()), int(docs.max())) if len(docs) else None
+
+    def copy(self) -> "BandTable":
+        table = BandTable(1)
+        table._keys, table._docs, table.num_keys = self._keys.copy(), self._docs.copy(), self.num_keys
+        return table
+
     @classmethod
     def from_items(cls, keys: np.ndarray, docs: np.ndarray) -> "BandTable":
         table = cls(len(keys))

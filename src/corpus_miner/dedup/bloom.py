@@ -11,6 +11,10 @@ and for n = expected_documents * bands keys the optimal filter has
     num_bits   m = ceil(-n * ln(key_fp) / ln(2)^2)
     num_hashes k = max(1, round(m / n * ln 2))        (~ log2(1 / key_fp))
 
+(k is capped at 64 hash functions; below the rate 64 optimal hashes give, m is raised to
+ceil(-64 n / ln(1 - key_fp^(1/64))) instead.) A filter never takes more memory than the machine
+has: it is refused with a ParameterError instead of failing inside numpy.
+
 The predicted false-positive rate of a key once the n keys are in is (1 - exp(-k n / m)) ** k.
 
 Bit positions use Kirsch-Mitzenmacher double hashing of the key: pos_i = (h1 + i * h2) mod m with
@@ -21,17 +25,19 @@ so a Spark partition can build a local filter with the same bits and the driver 
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 from numba import njit
 
 from corpus_miner._numba.hashing import splitmix64
-from corpus_miner.io.artefact import read_array, read_metadata, write_index_dir
-from corpus_miner.errors import FormatError, ParameterError
+from corpus_miner.errors import ParameterError
+from corpus_miner.io.artefact import open_artefact, save_artefact
 
 BLOOM_FORMAT = "corpus-miner/bloom-filter"
-BLOOM_VERSION = 1
+BLOOM_VERSION = 2  # 2: metadata checksum; 1 (no checksum) is still read
 MAX_BITS = 1 << 56  # keeps h1 + i * h2 (i < 64) below 2^64 in the position kernel
+MAX_HASHES = 64
 _POPCOUNT = np.array([bin(i).count("1") for i in range(256)], np.uint8)
 _SALT_1 = np.uint64(0x243F6A8885A308D3)
 _SALT_2 = np.uint64(0x13198A2E03707344)
@@ -51,11 +57,39 @@ def bloom_size(num_keys: int, key_fp: float) -> tuple[int, int]:
     if not 0.0 < key_fp < 1.0:
         raise ParameterError(f"per-key false-positive rate must be in (0, 1), got {key_fp}")
     num_bits = max(8, math.ceil(-num_keys * math.log(key_fp) / math.log(2) ** 2))
+    num_hashes = max(1, round(num_bits / num_keys * math.log(2)))
+    if num_hashes > MAX_HASHES:
+        num_hashes = MAX_HASHES
+        num_bits = math.ceil(-num_hashes * num_keys / math.log1p(-key_fp ** (1.0 / num_hashes)))
     if num_bits >= MAX_BITS:
         raise ParameterError(f"a filter of {num_bits} bits is too large; lower expected_items or "
                              "raise fp_prob")
-    num_hashes = max(1, round(num_bits / num_keys * math.log(2)))
     return num_bits, num_hashes
+
+
+def _physical_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _gib(n_bytes: int) -> str:
+    return f"{n_bytes / 2**30:,.1f} GiB"
+
+
+def _zeroed_bits(n_bytes: int) -> np.ndarray:
+    """The bit array of a new filter, or a ParameterError when it cannot fit in memory (numpy's
+    own MemoryError, or worse the OOM killer, would come only after a long allocation)."""
+    memory = _physical_memory()
+    advice = ("lower expected_items (the index grows as documents come) or raise fp_prob")
+    if memory is not None and n_bytes > memory:
+        raise ParameterError(f"a Bloom filter of {_gib(n_bytes)} does not fit in this machine's "
+                             f"{_gib(memory)} of memory; {advice}")
+    try:
+        return np.zeros(n_bytes, np.uint8)
+    except MemoryError:
+        raise ParameterError(f"cannot allocate a Bloom filter of {_gib(n_bytes)}; {advice}") from None
 
 
 def predicted_fp(num_bits: int, num_hashes: int, num_keys: int) -> float:
@@ -180,11 +214,11 @@ class BloomFilter:
     def __init__(self, num_bits: int, num_hashes: int, bits: np.ndarray | None = None):
         if not 1 <= num_bits < MAX_BITS:
             raise ParameterError(f"num_bits must be in [1, 2^56), got {num_bits}")
-        if not 1 <= num_hashes <= 64:
-            raise ParameterError(f"num_hashes must be in [1, 64], got {num_hashes}")
+        if not 1 <= num_hashes <= MAX_HASHES:
+            raise ParameterError(f"num_hashes must be in [1, {MAX_HASHES}], got {num_hashes}")
         n_bytes = (num_bits + 7) // 8
         if bits is None:
-            bits = np.zeros(n_bytes, np.uint8)
+            bits = _zeroed_bits(n_bytes)
         elif bits.dtype != np.uint8 or bits.shape != (n_bytes,):
             raise ParameterError(f"bits must be uint8 of length {n_bytes} for {num_bits} bits, got "
                                  f"{bits.dtype} {bits.shape}")
@@ -258,23 +292,24 @@ class BloomFilter:
         return f"BloomFilter(num_bits={self.num_bits}, num_hashes={self.num_hashes})"
 
     def save(self, path) -> None:
-        write_index_dir(path, {"format": BLOOM_FORMAT, "version": BLOOM_VERSION,
-                               "num_bits": self.num_bits, "num_hashes": self.num_hashes},
-                        {"bits.bin": self.bits})
+        """Write the filter as a folder (metadata.json + bits.bin, checksummed, atomic)."""
+        save_artefact(path, BLOOM_FORMAT, BLOOM_VERSION,
+                      {"num_bits": self.num_bits, "num_hashes": self.num_hashes},
+                      {"bits.bin": self.bits})
 
     @classmethod
     def load(cls, path) -> "BloomFilter":
-        meta = read_metadata(path, BLOOM_FORMAT, (BLOOM_VERSION,))
-        return cls.from_metadata(path, meta)
+        saved = open_artefact(path, BLOOM_FORMAT, (BLOOM_VERSION,), unchecked_versions=(1,),
+                              kind="Bloom filter", remedy="save the filter again")
+        return cls.from_artefact(saved, saved.metadata)
 
     @classmethod
-    def from_metadata(cls, path, meta: dict, array_name: str = "bits.bin") -> "BloomFilter":
-        try:
-            num_bits, num_hashes = int(meta["num_bits"]), int(meta["num_hashes"])
-        except (KeyError, TypeError, ValueError):
-            raise FormatError(f"{path}: metadata lacks num_bits/num_hashes; rebuild the index") from None
-        bits = read_array(path, meta, array_name)
+    def from_artefact(cls, saved, shape: dict, array_name: str = "bits.bin") -> "BloomFilter":
+        """The filter whose num_bits / num_hashes are in `shape` (a metadata table) and whose
+        bytes are the artefact's array `array_name`."""
+        num_bits, num_hashes = saved.count("num_bits", shape, 1), saved.count("num_hashes", shape, 1)
+        bits = saved.array(array_name, np.uint8, ndim=1)
         try:
             return cls(num_bits, num_hashes, bits)
         except ParameterError as exc:
-            raise FormatError(f"{path}: {exc}; rebuild the index") from None
+            raise saved.error(str(exc)) from None

@@ -1,23 +1,71 @@
 """LSHBloom: near-duplicate detection with MinHash LSH band keys in a Bloom filter (one machine).
 
-Estimator habits: __init__ stores parameters; fit validates, builds the index and returns self;
-learned state ends in `_`; querying before fit raises NotFittedError.
+Estimator habits (corpus_miner.estimator): __init__ stores the arguments as given; fit validates
+them, builds the index and returns self; learned state ends in `_`; to_state / from_state hand
+the fitted index to another engine or to the index folder.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+import itertools
+import re
+from typing import Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
 
 from corpus_miner.dedup.bandtable import BandTable, components_kernel
-from corpus_miner.dedup.bloom import BloomFilter
-from corpus_miner.dedup.params import DEFAULT_FP_PROB, DEFAULT_SKETCH, LSHBloomParams
-from corpus_miner.dedup.persist import load_index, save_index
+from corpus_miner.dedup.params import (
+    DEFAULT_CAPACITY,
+    DEFAULT_FP_PROB,
+    DEFAULT_SKETCH,
+    LSHBloomParams,
+)
+from corpus_miner.dedup.persist import load_state, save_state
 from corpus_miner.dedup.pipeline import band_keys_for_texts
 from corpus_miner.dedup.result import DedupResult
-from corpus_miner.errors import InputError, NotFittedError, ParameterError
+from corpus_miner.dedup.scalable_bloom import ScalableBloomFilter
+from corpus_miner.dedup.state import LSHBloomState
+from corpus_miner.errors import InputError
+from corpus_miner.estimator import Estimator
+
+STREAM_BATCH = 4096  # texts per batch when fit / deduplicate / query read an iterator
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text_array(texts) -> pa.Array:
+    """A batch of texts as Arrow strings; a lone surrogate (not encodable as UTF-8, e.g. from a
+    decoded UTF-16 fragment) becomes U+FFFD, as invalid UTF-8 does in the readers."""
+    if isinstance(texts, pa.ChunkedArray):
+        return texts.combine_chunks()
+    if isinstance(texts, (pa.Array, str, bytes)):
+        return texts  # a lone str / bytes is refused by the pipeline with a clear message
+    texts = texts if isinstance(texts, list) else list(texts)
+    try:
+        return pa.array(texts, type=pa.large_string())
+    except UnicodeEncodeError:
+        return pa.array([_SURROGATE.sub("\ufffd", t) if isinstance(t, str) else t for t in texts],
+                        type=pa.large_string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return texts  # not all strings: the pipeline names the problem
+
+
+def _is_sized(texts) -> bool:
+    """True for inputs whose length is known up front (lists, arrays, Arrow arrays)."""
+    return isinstance(texts, (pa.Array, pa.ChunkedArray, str, bytes)) or (
+        hasattr(texts, "__len__") and hasattr(texts, "__getitem__"))
+
+
+def _batches(texts, ids) -> Iterator[tuple[object, object]]:
+    """(texts, ids) batches of an iterator of texts (ids: None, a sequence or an iterator)."""
+    texts = iter(texts)
+    id_iter = None if ids is None else iter(ids)
+    while True:
+        chunk = list(itertools.islice(texts, STREAM_BATCH))
+        if not chunk:
+            return
+        id_chunk = None if id_iter is None else list(itertools.islice(id_iter, len(chunk)))
+        yield chunk, id_chunk
 
 
 def _ids_array(ids, n: int, first_ordinal: int) -> pa.Array:
@@ -25,80 +73,118 @@ def _ids_array(ids, n: int, first_ordinal: int) -> pa.Array:
         return pa.array(np.arange(first_ordinal, first_ordinal + n, dtype=np.int64))
     array = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
     if not isinstance(array, pa.Array):
-        array = pa.array(list(array))
+        values = list(array)
+        try:
+            array = pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            kinds = sorted({type(v).__name__ for v in values if v is not None})
+            raise InputError(f"ids must all have one type, got {', '.join(kinds)}; convert "
+                             "them first, e.g. ids=[str(i) for i in ids]") from None
     if len(array) != n:
         raise InputError(f"got {len(array)} ids for {n} texts; pass one id per text")
     return array
 
 
-class LSHBloom:
+class LSHBloom(Estimator):
     """Near-duplicate detector. mode="lshbloom" (Bloom filter, aliases bloom/bloom_filter) or
     "minhash_lsh" (exact band table, alias banding; also reports which earlier document matched).
 
     threshold: Jaccard similarity of shingle sets above which documents count as near-duplicates;
         it picks (bands, rows) unless num_bands is given (rows = num_perm // num_bands).
     fp_prob: probability that a unique document is flagged by a Bloom false positive, per document
-        (the per-band-key rate is derived from it, see corpus_miner.dedup.bloom).
-    expected_items: number of documents the Bloom filter is sized for; None = the number given to
-        fit / deduplicate (required for partial_fit and streaming).
+        (the per-band-key rate is derived from it, see corpus_miner.dedup.bloom); it holds however
+        many documents are indexed: a full filter grows a layer (dedup.scalable_bloom).
+    expected_items: documents the Bloom filter is first sized for. When fit / deduplicate get a
+        list or array, the filter holds max(expected_items, its length) in one layer; for
+        documents that come in parts (partial_fit, deduplicate_stream, an iterator) it starts at
+        expected_items (default 65,536) and grows when full.
     sketch: "oph" (one permutation hashing, densified) or "minhash" (classic, num_perm hashes).
     max_shingles: documents with more shingles keep their max_shingles smallest distinct hashes.
+
+    Learned: params_ (validated LSHBloomParams), bands_, rows_, n_documents_, index_ (a
+    ScalableBloomFilter, or a BandTable in minhash_lsh), ids_ (minhash_lsh: the indexed
+    documents' ids in order, a pa.ChunkedArray; None in lshbloom).
     """
+
+    _fit_hint = "fit(), deduplicate() or LSHBloom.load()"
 
     def __init__(self, threshold: float = 0.85, num_perm: int = 256, mode: str = "lshbloom",
                  num_bands: int | None = None, fp_prob: float = DEFAULT_FP_PROB,
                  shingle_size: int = 5, expected_items: int | None = None, seed: int = 1,
                  max_shingles: int | None = None, sketch: str = DEFAULT_SKETCH,
                  shingle_kind: str = "char"):
-        self.params = LSHBloomParams(threshold=threshold, num_perm=num_perm, mode=mode,
-                                     num_bands=num_bands, fp_prob=fp_prob,
-                                     shingle_size=shingle_size, shingle_kind=shingle_kind,
-                                     expected_items=expected_items, seed=seed,
-                                     max_shingles=max_shingles, sketch=sketch)
+        self.threshold = threshold
+        self.num_perm = num_perm
+        self.mode = mode
+        self.num_bands = num_bands
+        self.fp_prob = fp_prob
+        self.shingle_size = shingle_size
+        self.expected_items = expected_items
+        self.seed = seed
+        self.max_shingles = max_shingles
+        self.sketch = sketch
+        self.shingle_kind = shingle_kind
 
-    def __repr__(self) -> str:
-        changed = {k: v for k, v in self.params.to_dict().items()
-                   if v != getattr(LSHBloomParams, k)}
-        return "LSHBloom(" + ", ".join(f"{k}={v!r}" for k, v in changed.items()) + ")"
+    @property
+    def params(self) -> LSHBloomParams:
+        """The constructor arguments as given, in the frozen LSHBloomParams (not validated)."""
+        return LSHBloomParams(**self.get_params())
 
     # -- state -----------------------------------------------------------------------------------
-    def _validated(self) -> LSHBloomParams:
+    def _start(self, known_documents: int | None) -> None:
+        """Validate, forget any previous index and open an empty one: sized for max(expected,
+        known_documents) when the input's size is known, else for expected_items (or the
+        default) with room to grow."""
         params = self.params.validated()
-        params.bands_rows  # noqa: B018 - raises ParameterError early for a bad num_bands
-        return params
-
-    def _start(self, expected_documents: int | None) -> None:
-        params = self._validated()
+        self._forget_fitted()
         self.params_ = params
         self.bands_, self.rows_ = params.bands_rows
         self.n_documents_ = 0
+        if known_documents is None:
+            capacity = params.expected_items or DEFAULT_CAPACITY
+        else:
+            capacity = max(params.expected_items or 0, known_documents, 1)
         if params.mode == "lshbloom":
-            expected = params.expected_items or expected_documents
-            if expected is None:
-                raise ParameterError("expected_items is needed to size the Bloom filter when the "
-                                     "number of documents is not known in advance; pass "
-                                     "LSHBloom(expected_items=...)")
-            self.index_ = BloomFilter.for_documents(max(int(expected), 1), self.bands_,
-                                                    params.fp_prob)
+            self.index_ = ScalableBloomFilter(capacity, params.fp_prob, self.bands_)
             self.ids_ = None
         else:
-            self.index_ = BandTable(max(int(expected_documents or 0), 1) * self.bands_)
-            self.ids_ = []
-
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "index_"):
-            raise NotFittedError("this LSHBloom is not fitted yet; call fit(), deduplicate() or "
-                                 "LSHBloom.load() first")
+            self.index_ = BandTable(capacity * self.bands_)
+            self.ids_ = pa.chunked_array([], pa.int64())
 
     @property
     def mode_(self) -> str:
-        self._check_fitted()
+        self.check_is_fitted()
         return self.params_.mode
+
+    def to_state(self) -> LSHBloomState:
+        """The fitted index (shared, not copied): for SparkLSHBloom, the index folder, ..."""
+        self.check_is_fitted()
+        if self.params_.mode == "lshbloom":
+            return LSHBloomState(self.params_, self.n_documents_, bloom=self.index_)
+        return LSHBloomState(self.params_, self.n_documents_, band_table=self.index_,
+                             ids=self.ids_.combine_chunks())
+
+    @classmethod
+    def from_state(cls, state: LSHBloomState, copy: bool = True) -> "LSHBloom":
+        """A fitted LSHBloom serving `state` (e.g. Bloom filters merged by Spark); it works on a
+        copy of the filter / table unless copy=False (then it may add to the state's)."""
+        if not isinstance(state, LSHBloomState):
+            raise TypeError(f"from_state needs an LSHBloomState, got {type(state).__name__}")
+        state = state.copy() if copy else state
+        model = cls(**state.params.to_dict())
+        model.params_ = state.params
+        model.bands_, model.rows_ = state.bands_rows
+        model.n_documents_ = int(state.n_documents)
+        if state.params.mode == "lshbloom":
+            model.index_, model.ids_ = state.bloom, None
+        else:
+            model.index_, model.ids_ = state.band_table, pa.chunked_array([state.ids])
+        return model
 
     def band_keys(self, texts) -> np.ndarray:
         """uint64 (n_docs, bands) band keys of a batch (needs no fitting)."""
-        params = self.params_ if hasattr(self, "params_") else self._validated()
-        return band_keys_for_texts(texts, params)
+        params = self.params_ if self.is_fitted() else self.params.validated()
+        return band_keys_for_texts(_text_array(texts), params)
 
     def _add(self, keys: np.ndarray, ids, detect: bool) -> DedupResult:
         """Insert documents in order; with detect, flag those sharing a key with earlier ones."""
@@ -111,50 +197,48 @@ class LSHBloom:
                 is_dup = np.zeros(len(keys), bool)
             result = DedupResult(is_dup)
         else:
-            ids_array = _ids_array(ids, len(keys), first)
+            ids_array = self._typed_like_earlier(_ids_array(ids, len(keys), first))
             dup_of = self.index_.query_then_insert(keys, first, insert_only=not detect)
-            self.ids_.append(ids_array)
+            self.ids_ = pa.chunked_array([*self.ids_.chunks, ids_array], ids_array.type)
             if not detect:
                 dup_of[:] = -1
             result = DedupResult(dup_of >= 0, dup_of, self._ids_of(dup_of))
         self.n_documents_ = first + len(keys)
         return result
 
+    def _typed_like_earlier(self, ids: pa.Array) -> pa.Array:
+        """ids in the type of the ids indexed so far (all batches share one id column)."""
+        if self.n_documents_ == 0 or ids.type == self.ids_.type:
+            return ids
+        try:
+            return ids.cast(self.ids_.type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise InputError(f"ids of this batch are {ids.type}, earlier ones {self.ids_.type}; "
+                             "pass ids of one type (e.g. all strings)") from None
+
     def _ids_of(self, ordinals: np.ndarray) -> list:
         """Ids of indexed documents by ordinal (None where ordinal is -1)."""
         matched = ordinals >= 0
         if not matched.any():
             return [None] * len(ordinals)
-        try:
-            all_ids = pa.chunked_array(self.ids_)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            raise InputError("ids of all batches must have the same type (e.g. all strings); "
-                             "pass ids consistently") from None
-        taken = all_ids.take(pa.array(np.where(matched, ordinals, 0))).to_pylist()
+        taken = self.ids_.take(pa.array(np.where(matched, ordinals, 0))).to_pylist()
         return [value if hit else None for value, hit in zip(taken, matched)]
 
-    @classmethod
-    def from_state(cls, params: LSHBloomParams, index, n_documents: int, ids=None) -> "LSHBloom":
-        """A fitted LSHBloom from an index built elsewhere (e.g. Bloom filters merged by Spark):
-        `index` is a BloomFilter (lshbloom) or a BandTable (minhash_lsh, with the ids in order)."""
-        params = params.validated()
-        model = cls(**params.to_dict())
-        model.params_ = params
-        model.bands_, model.rows_ = params.bands_rows
-        model.n_documents_ = int(n_documents)
-        expected = BloomFilter if params.mode == "lshbloom" else BandTable
-        if not isinstance(index, expected):
-            raise ParameterError(f"mode {params.mode} needs a {expected.__name__}, got "
-                                 f"{type(index).__name__}")
-        model.index_ = index
-        model.ids_ = None if params.mode == "lshbloom" else [_ids_array(ids, n_documents, 0)]
-        return model
+    def _check_keys(self, band_keys: np.ndarray) -> None:
+        if band_keys.ndim != 2 or band_keys.shape[1] != self.bands_:
+            raise InputError(f"band keys must have shape (n, {self.bands_}), got {band_keys.shape}")
 
     # -- public API ------------------------------------------------------------------------------
-    def fit(self, texts: Sequence[str], ids=None) -> "LSHBloom":
-        """Index a reference corpus (replaces any previous index)."""
-        self._start(len(texts))
-        self._add(self.band_keys(texts), ids, detect=False)
+    def fit(self, texts, ids=None) -> "LSHBloom":
+        """Index a reference corpus (replaces any previous index). texts: a list or array of
+        strings, or any iterable of them (a generator is read once, in batches)."""
+        if _is_sized(texts):
+            self._start(len(texts))
+            self._add(self.band_keys(texts), ids, detect=False)
+            return self
+        self._start(None)
+        for chunk, id_chunk in _batches(texts, ids):
+            self._add(self.band_keys(chunk), id_chunk, detect=False)
         return self
 
     def fit_keys(self, band_keys: np.ndarray, ids=None) -> "LSHBloom":
@@ -164,20 +248,23 @@ class LSHBloom:
         self._add(band_keys, ids, detect=False)
         return self
 
-    def _check_keys(self, band_keys: np.ndarray) -> None:
-        if band_keys.ndim != 2 or band_keys.shape[1] != self.bands_:
-            raise InputError(f"band keys must have shape (n, {self.bands_}), got {band_keys.shape}")
-
-    def partial_fit(self, texts: Sequence[str], ids=None) -> "LSHBloom":
-        """Add a batch to the index (the first call on an unfitted object needs expected_items)."""
-        if not hasattr(self, "index_"):
-            self._start(None if self._validated().mode == "lshbloom" else len(texts))
+    def partial_fit(self, texts, ids=None) -> "LSHBloom":
+        """Add a batch to the index (an unfitted object starts a growing index)."""
+        if not self.is_fitted():
+            self._start(None)
+        if not _is_sized(texts):
+            for chunk, id_chunk in _batches(texts, ids):
+                self._add(self.band_keys(chunk), id_chunk, detect=False)
+            return self
         self._add(self.band_keys(texts), ids, detect=False)
         return self
 
-    def query(self, texts: Sequence[str], ids=None, return_band_keys: bool = False) -> DedupResult:
+    def query(self, texts, ids=None, return_band_keys: bool = False) -> DedupResult:
         """Match new documents against the index (read-only; no in-batch matching)."""
-        self._check_fitted()
+        self.check_is_fitted()
+        if not _is_sized(texts):
+            return DedupResult.concat([self.query([], None, return_band_keys)] + [
+                self.query(chunk, None, return_band_keys) for chunk, _ in _batches(texts, None)])
         keys = self.band_keys(texts)
         band_keys = keys if return_band_keys else None
         if self.params_.mode == "lshbloom":
@@ -187,15 +274,32 @@ class LSHBloom:
         dup_of[dup_of == np.iinfo(np.int64).max] = -1
         return DedupResult(dup_of >= 0, dup_of, self._ids_of(dup_of), band_keys=band_keys)
 
-    def transform(self, texts: Sequence[str], ids=None, return_band_keys: bool = False):
-        """is_duplicate per document against the fitted index (+ band keys on request)."""
-        result = self.query(texts, ids, return_band_keys)
-        return (result.is_duplicate, result.band_keys) if return_band_keys else result.is_duplicate
+    def transform(self, texts) -> np.ndarray:
+        """is_duplicate per document against the fitted index (query() has the band keys and,
+        in minhash_lsh, the matched documents)."""
+        return self.query(texts).is_duplicate
 
-    def deduplicate(self, texts: Sequence[str], ids=None) -> DedupResult:
+    def deduplicate(self, texts, ids=None) -> DedupResult:
         """One-shot: a document is a duplicate when it shares a band key with an EARLIER document
-        of `texts` (input order, same batch included). Leaves self fitted on all of `texts`."""
-        return self.deduplicate_keys(self.band_keys(texts), ids)
+        of `texts` (input order, same batch included). Leaves self fitted on all of `texts`.
+        texts: a list or array, or any iterable of strings (read once, in batches)."""
+        if _is_sized(texts):
+            return self.deduplicate_keys(self.band_keys(texts), ids)
+        self._start(None)
+        exact = self.params_.mode == "minhash_lsh"
+        parts, keys = [self._empty_result()], [self.band_keys([])]
+        for chunk, id_chunk in _batches(texts, ids):
+            keys.append(self.band_keys(chunk))
+            parts.append(self._add(keys[-1], id_chunk, detect=True))
+            if not exact:
+                keys.pop()  # only the band table's clusters need them
+        result = DedupResult.concat(parts)
+        return self._with_clusters(result, np.concatenate(keys)) if exact else result
+
+    def _empty_result(self) -> DedupResult:
+        if self.params_.mode == "lshbloom":
+            return DedupResult(np.zeros(0, bool))
+        return DedupResult(np.zeros(0, bool), np.zeros(0, np.int64), [])
 
     def deduplicate_keys(self, band_keys: np.ndarray, ids=None) -> DedupResult:
         """deduplicate() on precomputed band keys (e.g. gathered batch by batch)."""
@@ -203,28 +307,30 @@ class LSHBloom:
         self._check_keys(band_keys)
         result = self._add(band_keys, ids, detect=True)
         if self.params_.mode == "minhash_lsh":
-            labels = components_kernel(self.index_.lookup(band_keys), 0, len(band_keys))
-            result = DedupResult(result.is_duplicate, result.duplicate_of, result.duplicate_of_id,
-                                 labels)
+            result = self._with_clusters(result, band_keys)
         return result
 
+    def _with_clusters(self, result: DedupResult, band_keys: np.ndarray) -> DedupResult:
+        labels = components_kernel(self.index_.lookup(band_keys), 0, len(band_keys))
+        return DedupResult(result.is_duplicate, result.duplicate_of, result.duplicate_of_id,
+                           labels)
+
     def deduplicate_stream(self, batches: Iterable) -> Iterable[DedupResult]:
-        """Streaming deduplicate over (texts, ids) batches; lshbloom needs expected_items."""
-        self._start(None if self._validated().mode == "lshbloom" else 0)
+        """Streaming deduplicate over (texts, ids) batches; the index grows as they come."""
+        self._start(None)
         for texts, ids in batches:
             yield self._add(self.band_keys(texts), ids, detect=True)
 
     def save(self, path) -> None:
-        """Write the index folder (metadata.json + raw arrays, atomic, no pickle)."""
-        self._check_fitted()
-        save_index(path, self)
+        """Write the index folder (metadata.json + raw arrays, checksummed, atomic, no pickle)."""
+        save_state(path, self.to_state())
 
     @classmethod
     def load(cls, path) -> "LSHBloom":
-        return load_index(cls, path)
+        return cls.from_state(load_state(path), copy=False)
 
     def metadata(self) -> dict:
-        self._check_fitted()
+        self.check_is_fitted()
         meta = {"params": self.params_.to_dict(), "bands": self.bands_, "rows": self.rows_,
                 "n_documents": self.n_documents_}
         if self.params_.mode == "lshbloom":

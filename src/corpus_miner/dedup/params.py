@@ -18,6 +18,8 @@ MODE_ALIASES = {
 }
 MODES = ("lshbloom", "minhash_lsh")
 DEFAULT_FP_PROB = 1e-5  # per document, the LSHBloom paper's effective rate
+MIN_FP_PROB = 1e-15  # one false removal in 10^15 documents; stricter only makes the filter huge
+DEFAULT_CAPACITY = 1 << 16  # documents of a growing filter's first layer when none is given
 DEFAULT_SKETCH = "oph"  # as accurate as classic MinHash here, 10x+ faster (benchmarks/README)
 
 
@@ -69,8 +71,9 @@ class LSHBloomParams:
             raise ParameterError(f"threshold must be a number in (0, 1), got {self.threshold!r}")
         num_perm = _check_int("num_perm", self.num_perm, 1, 1 << 16)
         num_bands = _check_int("num_bands", self.num_bands, 1, num_perm, allow_none=True)
-        if not _is_real(self.fp_prob) or not 0.0 < self.fp_prob < 1.0:
-            raise ParameterError(f"fp_prob (per document) must be in (0, 1), got {self.fp_prob!r}")
+        if not _is_real(self.fp_prob) or not MIN_FP_PROB <= self.fp_prob < 1.0:
+            raise ParameterError(f"fp_prob (per document) must be in [{MIN_FP_PROB:g}, 1), got "
+                                 f"{self.fp_prob!r}")
         shingle_size = _check_int("shingle_size", self.shingle_size, 1)
         if self.shingle_kind not in SHINGLE_KINDS:
             raise ParameterError(f"shingle_kind must be one of {SHINGLE_KINDS}, got {self.shingle_kind!r}")

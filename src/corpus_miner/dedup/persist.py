@@ -1,24 +1,36 @@
-"""Save / load a fitted LSHBloom as one index folder, the format both engines read and write.
+"""The index folder of a fitted LSHBloom (either engine), in corpus_miner.io.artefact's format.
 
-Folder: metadata.json {"format": "corpus-miner/lsh-index", "version": 1, "params": {...},
-"bands", "rows", "n_documents", "mode", ...} plus, for lshbloom, bits.bin (the Bloom filter bytes,
-bit i = byte i // 8, bit i % 8) with "bloom": {"num_bits", "num_hashes"}; for minhash_lsh,
-band_keys.bin (uint64, sorted) + first_doc.bin (int64 ordinals) + ids.arrow (Arrow IPC stream of
-the document ids in indexed order).
+metadata.json (format "corpus-miner/lsh-index", version 2, checksummed): "params", "mode",
+"bands", "rows", "n_documents", and
+- mode lshbloom: "bloom": {"capacity", "fp_prob", "layers": [{"documents", "rate", "num_bits",
+  "num_hashes"}, ...]} with one raw file per layer, bloom_<i>.bin (bit j = byte j // 8, bit j % 8);
+- mode minhash_lsh: "band_entries" with band_keys.bin (uint64, strictly increasing),
+  first_doc.bin (int64 ordinals) and ids.arrow (Arrow IPC stream of the ids in indexed order).
+
+Loading checks more than the checksum: the parameters, bands and rows agree, every layer has the
+shape its capacity and rate give, the layers' documents add up to n_documents, the band table's
+keys are sorted and unique and name documents that exist. Version 1 folders (no checksum, one
+filter sized for expected_items or n_documents at the whole fp_prob) are still read, with the
+same derived checks; a version 1 filter holding more documents than it was sized for is refused,
+since its false-positive rate is above fp_prob.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 
 from corpus_miner.dedup.bandtable import BandTable
 from corpus_miner.dedup.bloom import BloomFilter
 from corpus_miner.dedup.params import LSHBloomParams
-from corpus_miner.io.artefact import read_array, read_blob, read_metadata, write_index_dir
-from corpus_miner.errors import FormatError, ParameterError
+from corpus_miner.dedup.scalable_bloom import ScalableBloomFilter
+from corpus_miner.dedup.state import LSHBloomState
+from corpus_miner.errors import ParameterError
+from corpus_miner.io.artefact import Artefact, open_artefact, save_artefact
 
 INDEX_FORMAT = "corpus-miner/lsh-index"
-INDEX_VERSION = 1
+INDEX_VERSION = 2
+_REMEDY = "rebuild the index (`corpus-miner index build` or fit(...).save(...))"
 
 
 def _ids_blob(ids: pa.Array) -> bytes:
@@ -29,48 +41,103 @@ def _ids_blob(ids: pa.Array) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def _ids_from_blob(path, raw: bytes) -> pa.Array:
+def _ids_from_blob(saved: Artefact) -> pa.Array:
     try:
-        table = pa.ipc.open_stream(pa.py_buffer(raw)).read_all()
+        table = pa.ipc.open_stream(pa.py_buffer(saved.blob("ids.arrow"))).read_all()
         return table.column("id").combine_chunks()
     except (pa.ArrowInvalid, KeyError) as exc:
-        raise FormatError(f"{path}: ids.arrow is not a valid id table ({exc}); rebuild the index") from None
+        raise saved.error(f"ids.arrow is not a valid id table ({exc})") from None
 
 
-def save_index(path, model) -> None:
-    meta = {"format": INDEX_FORMAT, "version": INDEX_VERSION, "mode": model.params_.mode,
-            "params": model.params_.to_dict(), "bands": model.bands_, "rows": model.rows_,
-            "n_documents": model.n_documents_}
-    if model.params_.mode == "lshbloom":
-        meta["bloom"] = {"num_bits": model.index_.num_bits, "num_hashes": model.index_.num_hashes}
-        write_index_dir(path, meta, {"bits.bin": model.index_.bits})
+def save_state(path, state: LSHBloomState) -> None:
+    """Write a fitted index folder atomically."""
+    bands, rows = state.bands_rows
+    fields = {"mode": state.params.mode, "params": state.params.to_dict(), "bands": bands,
+              "rows": rows, "n_documents": int(state.n_documents)}
+    if state.params.mode == "lshbloom":
+        bloom = state.bloom
+        fields["bloom"] = {"capacity": bloom.capacity, "fp_prob": bloom.fp_prob, "layers": [
+            {"documents": count, "rate": rate, "num_bits": layer.num_bits,
+             "num_hashes": layer.num_hashes}
+            for layer, count, rate in zip(bloom.layers, bloom.documents, bloom.rates)]}
+        save_artefact(path, INDEX_FORMAT, INDEX_VERSION, fields,
+                      {f"bloom_{i}.bin": layer.bits for i, layer in enumerate(bloom.layers)})
         return
-    keys, docs = model.index_.items()
-    ids = pa.chunked_array(model.ids_).combine_chunks() if model.ids_ else pa.array([], pa.int64())
-    meta["band_entries"] = int(len(keys))
-    write_index_dir(path, meta, {"band_keys.bin": keys, "first_doc.bin": docs},
-                    {"ids.arrow": _ids_blob(ids)})
+    keys, docs = state.band_table.items()
+    fields["band_entries"] = int(len(keys))
+    save_artefact(path, INDEX_FORMAT, INDEX_VERSION, fields,
+                  {"band_keys.bin": keys, "first_doc.bin": docs},
+                  {"ids.arrow": _ids_blob(state.ids)})
 
 
-def load_index(cls, path):
-    meta = read_metadata(path, INDEX_FORMAT, (INDEX_VERSION,))
+def load_state(path) -> LSHBloomState:
+    """The fitted index saved in `path`, checked (FormatError naming what is wrong)."""
+    saved = open_artefact(path, INDEX_FORMAT, (INDEX_VERSION,), unchecked_versions=(1,),
+                          kind="index", remedy=_REMEDY)
     try:
-        params = LSHBloomParams.from_dict(meta["params"])
-        bands, rows = int(meta["bands"]), int(meta["rows"])
-        n_documents = int(meta["n_documents"])
-    except (KeyError, TypeError, ValueError, ParameterError) as exc:
-        raise FormatError(f"{path}: metadata.json has bad or missing parameters ({exc}); "
-                          "rebuild the index") from None
-    if (bands, rows) != params.bands_rows:
-        raise FormatError(f"{path}: stored bands/rows {bands}x{rows} do not follow from its "
-                          f"parameters ({params.bands_rows}); the file was edited, rebuild it")
+        params = LSHBloomParams.from_dict(saved.field("params", dict))
+    except (TypeError, ParameterError) as exc:
+        raise saved.error(f"metadata.json has bad parameters ({exc})") from None
+    n_documents = saved.count("n_documents")
+    bands, rows = saved.count("bands", minimum=1), saved.count("rows", minimum=1)
+    saved.check((bands, rows) == params.bands_rows,
+                f"stored bands/rows {bands}x{rows} do not follow from the parameters, which give "
+                f"{params.bands_rows[0]}x{params.bands_rows[1]}")
+    saved.check(saved.metadata.get("mode", params.mode) == params.mode,
+                f"mode {saved.metadata.get('mode')!r} differs from params' {params.mode!r}")
     if params.mode == "lshbloom":
-        bloom_meta = meta.get("bloom") if isinstance(meta.get("bloom"), dict) else {}
-        bloom = BloomFilter.from_metadata(path, {**bloom_meta, "arrays": meta["arrays"]})
-        return cls.from_state(params, bloom, n_documents)
-    keys = read_array(path, meta, "band_keys.bin")
-    docs = read_array(path, meta, "first_doc.bin")
-    ids = _ids_from_blob(path, read_blob(path, meta, "ids.arrow"))
-    if len(keys) != len(docs) or len(ids) != n_documents:
-        raise FormatError(f"{path}: band table arrays disagree in length; rebuild the index")
-    return cls.from_state(params, BandTable.from_items(keys, docs), n_documents, ids)
+        bloom = _load_bloom(saved, params, n_documents) if saved.version > 1 \
+            else _load_version_1_bloom(saved, params, n_documents)
+        return _state(saved, params, n_documents, bloom=bloom)
+    keys = saved.array("band_keys.bin", "<u8", ndim=1)
+    docs = saved.array("first_doc.bin", "<i8", ndim=1)
+    ids = _ids_from_blob(saved)
+    saved.check(len(keys) == len(docs) == saved.count("band_entries"),
+                "band_keys, first_doc and band_entries disagree in length")
+    saved.check(len(ids) == n_documents, f"{len(ids)} ids for {n_documents} documents")
+    saved.check(bool(np.all(keys[1:] > keys[:-1])), "band keys are not sorted and unique")
+    saved.check(not len(docs) or (int(docs.min()) >= 0 and int(docs.max()) < n_documents),
+                f"first_doc names documents outside 0..{n_documents - 1}")
+    return _state(saved, params, n_documents, band_table=BandTable.from_items(keys, docs), ids=ids)
+
+
+def _state(saved: Artefact, params, n_documents, **parts) -> LSHBloomState:
+    try:
+        return LSHBloomState(params, n_documents, **parts)
+    except ParameterError as exc:
+        raise saved.error(f"inconsistent index ({exc})") from None
+
+
+def _load_bloom(saved: Artefact, params: LSHBloomParams, n_documents: int) -> ScalableBloomFilter:
+    plan = saved.field("bloom", dict)
+    layers_meta = saved.field("layers", list, plan)
+    saved.check(len(layers_meta) >= 1, "the filter has no layer")
+    layers, documents, rates = [], [], []
+    for i, layer in enumerate(layers_meta):
+        saved.check(isinstance(layer, dict), f"layer {i} is not a table")
+        layers.append(BloomFilter.from_artefact(saved, layer, f"bloom_{i}.bin"))
+        documents.append(saved.count("documents", layer))
+        rates.append(saved.field("rate", float, layer))
+    saved.check(sum(documents) == n_documents,
+                f"the layers hold {sum(documents)} documents, n_documents is {n_documents}")
+    try:
+        return ScalableBloomFilter(saved.count("capacity", plan, 1), saved.field("fp_prob", float, plan),
+                                   params.bands_rows[0], layers, documents, rates)
+    except ParameterError as exc:
+        raise saved.error(f"inconsistent Bloom filter ({exc})") from None
+
+
+def _load_version_1_bloom(saved: Artefact, params: LSHBloomParams,
+                          n_documents: int) -> ScalableBloomFilter:
+    """A version 1 filter: one layer sized for expected_items (or the documents of the fit) at
+    the whole fp_prob, so it cannot grow; its shape must be the one those values give."""
+    layer = BloomFilter.from_artefact(saved, saved.field("bloom", dict), "bits.bin")
+    capacity = max(params.expected_items or n_documents, 1)
+    saved.check(n_documents <= capacity,
+                f"this version 1 index holds {n_documents} documents in a Bloom filter sized for "
+                f"{capacity}, so unique documents are flagged more often than fp_prob")
+    try:
+        return ScalableBloomFilter(capacity, params.fp_prob, params.bands_rows[0], [layer],
+                                   [n_documents], [params.fp_prob])
+    except ParameterError as exc:
+        raise saved.error(f"inconsistent Bloom filter ({exc})") from None

@@ -33,6 +33,20 @@ class DedupResult:
         return DedupResult(self.is_duplicate[start:stop], cut(self.duplicate_of),
                            cut(self.duplicate_of_id), cut(self.cluster), cut(self.band_keys))
 
+    @classmethod
+    def concat(cls, parts: list["DedupResult"]) -> "DedupResult":
+        """The answers of consecutive batches as one (at least one part; all of one kind)."""
+        def joined(name, join):
+            values = [getattr(part, name) for part in parts]
+            return None if values[0] is None else join(values)
+
+        def flat(lists):
+            return [value for values in lists for value in values]
+
+        return cls(np.concatenate([part.is_duplicate for part in parts]),
+                   joined("duplicate_of", np.concatenate), joined("duplicate_of_id", flat),
+                   joined("cluster", np.concatenate), joined("band_keys", np.concatenate))
+
     @property
     def keep(self) -> np.ndarray:
         return ~self.is_duplicate

@@ -1,37 +1,52 @@
-"""On-disk format shared by the dedup indexes: a folder with metadata.json and raw arrays.
+"""The one saved-folder format of corpus-miner: token corpora, near-duplicate indexes, filters.
 
-metadata.json holds {"format": <name>, "version": <int>, ..., "arrays": {file: {"dtype", "shape",
-"sha256"}}}. Arrays are raw little-endian bytes (no pickle, no .npy object arrays). Writes go
-through corpus_miner.io.atomic.atomic_dir; reads verify format name, version, sizes and checksums and
-raise FormatError with what is wrong and what to do.
+A folder holds `metadata.json` and one raw file per array:
+
+    {"format": "corpus-miner/<kind>", "version": <int>, <the artefact's own fields>,
+     "arrays": {"<file>": {"dtype": "<u4", "shape": [n], "sha256": "<hex>"}, ...},
+     "checksum": "sha256:<hex of the canonical JSON of everything but this key>"}
+
+Arrays are raw little-endian bytes (no pickle, memory-mappable); an opaque blob (e.g. an Arrow IPC
+id table) has dtype null and shape [its size]. The folder is written atomically (a temporary
+sibling renamed into place). `open_artefact` checks the format name, the version, the metadata
+checksum (so an edited parameter or count is refused, not trusted), and that every listed file is
+there with exactly the size its dtype and shape give (so truncation is caught); reading an array
+also checks its sha256 unless `verify=False` (hashing reads every byte: a token corpus of 4 GB
+would take seconds, so `TokenCorpus.load` asks for it only on request). Every failure is one
+FormatError naming the folder, what is wrong and what to do.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from corpus_miner.io.atomic import atomic_dir
 from corpus_miner.errors import FormatError
+from corpus_miner.io.atomic import atomic_dir
 
 METADATA_FILE = "metadata.json"
 TOKEN_CORPUS_FORMAT = "corpus-miner/token-corpus"
+_RESERVED = ("format", "version", "arrays", "checksum")
+_HASH_BLOCK = 1 << 24
 
 
 def is_saved_corpus(path) -> bool:
     """True when `path` is a folder written by TokenCorpus.save.
 
-    A folder with tokens.npy next to its metadata.json counts too, so that a damaged
+    A folder with its tokens file next to a metadata.json counts too, so that a damaged
     metadata.json is reported by the loader instead of the arrays being read as text files.
     """
     folder = Path(path)
     if not (folder / METADATA_FILE).is_file():
         return False
-    return (folder / "tokens.npy").is_file() or saved_artefact_format(folder) == TOKEN_CORPUS_FORMAT
+    return any((folder / name).is_file() for name in ("tokens.bin", "tokens.npy")) \
+        or saved_artefact_format(folder) == TOKEN_CORPUS_FORMAT
 
 
 def saved_artefact_format(folder) -> str | None:
@@ -45,82 +60,203 @@ def saved_artefact_format(folder) -> str | None:
     return found.group(1).decode("utf-8", "replace") if found else None
 
 
-def _sha256(data: bytes | memoryview) -> str:
-    return hashlib.sha256(data).hexdigest()
+def _canonical(metadata: dict) -> bytes:
+    body = {key: value for key, value in metadata.items() if key != "checksum"}
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False).encode("utf-8")
 
 
-def write_index_dir(path, metadata: dict, arrays: dict[str, np.ndarray],
-                    blobs: dict[str, bytes] | None = None) -> None:
-    """Atomically write metadata + arrays (+ opaque blobs, e.g. Arrow IPC id tables) to `path`."""
+def metadata_checksum(metadata: dict) -> str:
+    """"sha256:<hex>" of the canonical JSON (sorted keys, no spaces) of all but "checksum"."""
+    return "sha256:" + hashlib.sha256(_canonical(metadata)).hexdigest()
+
+
+def _file_sha256(file: Path) -> str:
+    digest = hashlib.sha256()
+    with open(file, "rb") as fh:
+        while block := fh.read(_HASH_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def save_artefact(path, format_name: str, version: int, fields: dict,
+                  arrays: dict[str, np.ndarray], blobs: dict[str, bytes] | None = None) -> Path:
+    """Atomically write `fields` + arrays (+ opaque blobs) as a folder of this format."""
+    clash = sorted(set(fields) & set(_RESERVED))
+    if clash:
+        raise ValueError(f"fields may not use the reserved names {clash}")
+    path = Path(path)
     entries = {}
     with atomic_dir(path) as tmp:
         for name, array in arrays.items():
-            array = np.ascontiguousarray(array)
-            raw = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
-            (tmp / name).write_bytes(raw)
-            entries[name] = {"dtype": array.dtype.newbyteorder("<").str, "shape": list(array.shape),
-                             "sha256": _sha256(raw)}
+            array = np.asarray(array)
+            little = array.dtype.newbyteorder("<") if array.dtype.byteorder not in "|" else array.dtype
+            array = np.ascontiguousarray(array, dtype=little)
+            array.tofile(tmp / name)
+            entries[name] = {"dtype": little.str, "shape": list(array.shape),
+                             "sha256": _file_sha256(tmp / name)}
         for name, raw in (blobs or {}).items():
             (tmp / name).write_bytes(raw)
-            entries[name] = {"dtype": None, "shape": [len(raw)], "sha256": _sha256(raw)}
-        meta = dict(metadata, arrays=entries)
-        (tmp / METADATA_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+            entries[name] = {"dtype": None, "shape": [len(raw)],
+                             "sha256": hashlib.sha256(raw).hexdigest()}
+        metadata = {"format": format_name, "version": int(version), **fields, "arrays": entries}
+        metadata["checksum"] = metadata_checksum(metadata)
+        text = json.dumps(metadata, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+        (tmp / METADATA_FILE).write_text(text + "\n", encoding="utf-8")
+    return path
 
 
-def read_metadata(path, expected_format: str, supported_versions: tuple[int, ...]) -> dict:
-    """metadata.json of an index folder, checked for format name and version."""
+@dataclass(frozen=True)
+class _Entry:
+    file: Path
+    dtype: np.dtype | None
+    shape: tuple[int, ...]
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Artefact:
+    """An opened, checked folder: its metadata and access to its arrays."""
+
+    path: Path
+    metadata: dict
+    remedy: str  # what to do about a damaged folder, e.g. "rebuild the index"
+
+    @property
+    def version(self) -> int:
+        return self.metadata["version"]
+
+    def error(self, what: str) -> FormatError:
+        return FormatError(f"{self.path}: {what}; {self.remedy}")
+
+    # -- fields --------------------------------------------------------------------------------
+    def field(self, name: str, kinds: type | tuple[type, ...], where: dict | None = None):
+        """A metadata field (of `where`, a nested table, else the top level) of the given JSON
+        type(s); JSON true/false is never taken for a number."""
+        source = self.metadata if where is None else where
+        if name not in source:
+            raise self.error(f"metadata.json lacks '{name}'")
+        value = source[name]
+        kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            wanted = " or ".join(kind.__name__ for kind in kinds)
+            raise self.error(f"metadata field '{name}' must be {wanted}, got {value!r}")
+        return value
+
+    def count(self, name: str, where: dict | None = None, minimum: int = 0) -> int:
+        """An integer metadata field >= minimum (counts, sizes)."""
+        value = self.field(name, int, where)
+        if value < minimum:
+            raise self.error(f"metadata field '{name}' must be >= {minimum}, got {value}")
+        return value
+
+    def check(self, ok: bool, what: str) -> None:
+        """FormatError unless `ok`: derived values that must agree with each other."""
+        if not ok:
+            raise self.error(f"inconsistent metadata ({what})")
+
+    # -- arrays --------------------------------------------------------------------------------
+    def names(self) -> list[str]:
+        return sorted(self.metadata["arrays"])
+
+    def _entry(self, name: str) -> _Entry:
+        entry = self.metadata["arrays"].get(name)
+        if not isinstance(entry, dict):
+            raise self.error(f"metadata does not list {name}")
+        dtype_text, shape, sha = entry.get("dtype"), entry.get("shape"), entry.get("sha256")
+        if not isinstance(shape, list) or not all(
+                isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+            raise self.error(f"metadata entry of {name} has no valid shape ({shape!r})")
+        if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{64}", sha):
+            raise self.error(f"metadata entry of {name} has no valid sha256")
+        dtype = None
+        if dtype_text is not None:
+            try:
+                dtype = np.dtype(dtype_text)
+            except (TypeError, ValueError):
+                dtype = None
+            if dtype is None or dtype.hasobject or dtype.byteorder == ">" or not isinstance(
+                    dtype_text, str):
+                raise self.error(f"metadata entry of {name} has an unusable dtype ({dtype_text!r})")
+        return _Entry(self.path / name, dtype, tuple(shape), sha)
+
+    def _check_file(self, entry: _Entry) -> None:
+        if not entry.file.is_file():
+            raise self.error(f"missing {entry.file.name}")
+        expected = math.prod(entry.shape) * (entry.dtype.itemsize if entry.dtype else 1)
+        size = entry.file.stat().st_size
+        if size != expected:
+            how = "truncated" if size < expected else "longer than its metadata says"
+            raise self.error(f"{entry.file.name} is {how} ({size} bytes, expected {expected})")
+
+    def array(self, name: str, dtype: str | np.dtype | None = None, ndim: int | None = None,
+              mmap: bool = False, verify: bool = True) -> np.ndarray:
+        """A listed array: its file size always checked, its sha256 when verify; memory-mapped
+        read-only when mmap. dtype / ndim: what the caller expects (else FormatError)."""
+        entry = self._entry(name)
+        if entry.dtype is None:
+            raise self.error(f"{name} is listed as an opaque file, not an array")
+        if dtype is not None and entry.dtype != np.dtype(dtype):
+            raise self.error(f"{name} has dtype {entry.dtype.str}, expected {np.dtype(dtype).str}")
+        if ndim is not None and len(entry.shape) != ndim:
+            raise self.error(f"{name} has shape {list(entry.shape)}, expected {ndim} dimension(s)")
+        self._check_file(entry)
+        if verify and _file_sha256(entry.file) != entry.sha256:
+            raise self.error(f"{name}: checksum mismatch (the file was modified or damaged)")
+        if mmap and math.prod(entry.shape) > 0:
+            return np.memmap(entry.file, dtype=entry.dtype, mode="r", shape=entry.shape)
+        return np.fromfile(entry.file, dtype=entry.dtype).reshape(entry.shape)
+
+    def blob(self, name: str) -> bytes:
+        """A listed opaque file, checked against its size and sha256."""
+        entry = self._entry(name)
+        self._check_file(entry)
+        raw = entry.file.read_bytes()
+        if hashlib.sha256(raw).hexdigest() != entry.sha256:
+            raise self.error(f"{name}: checksum mismatch (the file was modified or damaged)")
+        return raw
+
+
+def open_artefact(path, format_name: str, versions: tuple[int, ...], *, kind: str, remedy: str,
+                  unchecked_versions: tuple[int, ...] = ()) -> Artefact:
+    """Open a folder of `format_name` in one of `versions`, its metadata checked.
+
+    kind: what the folder is, for messages ("index"); remedy: what to do when it is damaged.
+    unchecked_versions: older versions of the format, written before metadata had a checksum,
+    still read (their loaders check the derived values instead)."""
     path = Path(path)
     meta_path = path / METADATA_FILE
     if not meta_path.is_file():
-        raise FormatError(f"{path}: not a corpus-miner index folder (no {METADATA_FILE}); "
-                          "pass the folder written by save() / `corpus-miner index build`")
+        raise FormatError(f"{path}: not a corpus-miner {kind} folder (no {METADATA_FILE}); "
+                          f"{remedy}")
     try:
-        meta = json.loads(meta_path.read_text())
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise FormatError(f"{meta_path}: corrupt metadata ({exc}); rebuild the index") from None
-    if not isinstance(meta, dict) or meta.get("format") != expected_format:
-        found = meta.get("format") if isinstance(meta, dict) else None
-        raise FormatError(f"{path}: format {found!r} is not {expected_format!r}; "
-                          "this folder holds another kind of artefact")
-    if meta.get("version") not in supported_versions:
-        raise FormatError(f"{path}: {expected_format} version {meta.get('version')!r} is not "
-                          f"supported (this corpus-miner reads {list(supported_versions)}); "
-                          "rebuild the index with this version")
-    if not isinstance(meta.get("arrays"), dict):
-        raise FormatError(f"{meta_path}: no 'arrays' table; the file is corrupt, rebuild the index")
-    return meta
-
-
-def _read_checked(path: Path, name: str, entry: dict) -> bytes:
-    file = path / name
-    if not file.is_file():
-        raise FormatError(f"{path}: missing {name}; the index is incomplete, rebuild it")
-    raw = file.read_bytes()
-    if _sha256(raw) != entry.get("sha256"):
-        raise FormatError(f"{file}: checksum mismatch (truncated or modified); rebuild the index")
-    return raw
-
-
-def read_array(path, meta: dict, name: str) -> np.ndarray:
-    """A raw array listed in metadata, verified against its checksum, dtype and shape."""
-    path = Path(path)
-    entry = meta["arrays"].get(name)
-    if not isinstance(entry, dict) or entry.get("dtype") is None:
-        raise FormatError(f"{path}: metadata does not list array {name}; rebuild the index")
-    raw = _read_checked(path, name, entry)
-    try:
-        dtype = np.dtype(entry["dtype"])
-        shape = tuple(int(s) for s in entry["shape"])
-        return np.frombuffer(raw, dtype=dtype).reshape(shape).astype(dtype.newbyteorder("="))
-    except (TypeError, ValueError) as exc:
-        raise FormatError(f"{path / name}: bytes do not match dtype/shape in metadata ({exc}); "
-                          "rebuild the index") from None
-
-
-def read_blob(path, meta: dict, name: str) -> bytes:
-    """An opaque file listed in metadata, verified against its checksum."""
-    path = Path(path)
-    entry = meta["arrays"].get(name)
-    if not isinstance(entry, dict):
-        raise FormatError(f"{path}: metadata does not list {name}; rebuild the index")
-    return _read_checked(path, name, entry)
+        metadata = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise FormatError(f"{meta_path}: unreadable or corrupt ({' '.join(str(exc).split())}); "
+                          f"{remedy}") from None
+    if not isinstance(metadata, dict) or metadata.get("format") != format_name:
+        found = metadata.get("format") if isinstance(metadata, dict) else None
+        raise FormatError(f"{path}: format {found!r} is not {format_name!r}; this folder holds "
+                          "another kind of artefact")
+    version = metadata.get("version")
+    readable = tuple(versions) + tuple(unchecked_versions)
+    if not isinstance(version, int) or isinstance(version, bool) or version not in readable:
+        newest = max(readable)
+        if isinstance(version, int) and not isinstance(version, bool) and version > newest:
+            advice = "it was written by a newer corpus-miner: upgrade corpus-miner"
+        else:
+            advice = f"it was written by an older corpus-miner; {remedy}"
+        raise FormatError(f"{path}: {format_name} version {version!r} is not supported (this "
+                          f"corpus-miner reads {sorted(readable)}); {advice}")
+    if version not in unchecked_versions:
+        checksum = metadata.get("checksum")
+        try:
+            expected = metadata_checksum(metadata)
+        except ValueError:  # NaN or Infinity written into the file
+            expected = None
+        if checksum != expected:
+            what = "has no checksum" if checksum is None else "does not match its checksum"
+            raise FormatError(f"{meta_path}: metadata {what} (edited or damaged); {remedy}")
+    if not isinstance(metadata.get("arrays"), dict):
+        raise FormatError(f"{meta_path}: no 'arrays' table; {remedy}")
+    return Artefact(path, metadata, remedy)
