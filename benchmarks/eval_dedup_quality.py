@@ -6,10 +6,12 @@ document has exact Jaccard >= threshold on the character 5-shingle sets. Each me
 with the same rule (query, then insert every document). Per band of "best earlier Jaccard" we report
 how many documents each method flags; overall precision / recall / F1 at the threshold.
 
-Bloom false-positive rate: a filter is fitted on reference documents (at capacity) and queried with
-other documents that share no band key with them (checked with the exact band table); the fraction
-flagged is the measured per-document rate, compared with the configured fp_prob. Also measured on
-random band keys where real data is too small for the rate (1e-4, 1e-5).
+Bloom false-positive rate: an index is fitted on reference documents and queried with other
+documents that share no band key with them (checked with the exact band table); the fraction
+flagged is the measured per-document rate, compared with the configured fp_prob (the index's first
+layer takes half of fp_prob and at least 2^20 bits, so it measures below it). The sizing rule
+itself is measured on one filter of random band keys, also where real data is too small for the
+rate (1e-4, 1e-5).
 
 Usage: python benchmarks/eval_dedup_quality.py [--originals 1500] [--copies 900]
 Writes benchmarks/results/dedup_quality.csv and dedup_bloom_fp.csv.

@@ -38,3 +38,15 @@ def test_check_is_fitted():
     toy.fit([1, 2])
     toy.check_is_fitted()
     assert toy.total_ == 3
+
+
+def test_a_property_needing_the_fit_says_so_instead_of_no_attribute():
+    class WithProperty(Toy):
+        @property
+        def doubled(self):
+            self.check_is_fitted()
+            return self.total_ * 2
+
+    with pytest.raises(NotFittedError, match=r"call fit\(data\) first"):
+        WithProperty().doubled  # noqa: B018
+    assert WithProperty().fit([2]).doubled == 4

@@ -63,7 +63,12 @@ class Estimator:
         return f"{type(self).__name__}({', '.join(changed)})"
 
     def __getattr__(self, name: str):
-        # only reached when normal lookup fails: a learned attribute asked for before fit
+        # only reached when normal lookup fails: a learned attribute asked for before fit, or a
+        # property whose getter raised an AttributeError such as NotFittedError (run it again so
+        # that its own message is seen, not "no attribute")
+        attribute = getattr(type(self), name, None)
+        if isinstance(attribute, property) and attribute.fget is not None:
+            return attribute.fget(self)
         if name.endswith("_") and not name.startswith("_"):
             raise NotFittedError(f"{name} is not available: this {type(self).__name__} is not "
                                  f"fitted yet; call {self._fit_hint} first")

@@ -327,3 +327,24 @@ def test_lone_surrogates_are_read_as_replacement_characters():
     result = LSHBloom(num_perm=64).deduplicate(texts)
     assert result.is_duplicate.tolist() == [False, True, False]
     assert LSHBloom(num_perm=64).fit(texts).transform(["\udfff"]).tolist() == [False]
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: LSHBloom().fit(None), "sequence or an iterable of strings in input order, got NoneType"),
+    (lambda: LSHBloom().deduplicate({"b", "a"}), "in input order, got set"),
+    (lambda: LSHBloom().fit({"id": "text"}), "got dict"),
+    (lambda: LSHBloom().fit_keys([[1] * 13]), "uint64 array of shape"),
+    (lambda: LSHBloom().deduplicate_keys(np.ones((2, 13)) / 2), "got float64"),
+    (lambda: list(LSHBloom().deduplicate_stream([["a", "b", "c"]])), r"takes \(texts, ids\) pairs"),
+    (lambda: LSHBloom(mode="minhash_lsh").fit(["a", "b"], ids=["x\ud800", "y"]), "not valid Unicode"),
+    (lambda: LSHBloom(mode="minhash_lsh").fit(iter(["a", "b"]), iter(["x"])), "got 1 ids for 2"),
+])
+def test_hostile_api_inputs_are_one_line_errors(call, message):
+    with pytest.raises(InputError, match=message):
+        call()
+
+
+def test_a_huge_expected_items_only_presizes_the_band_table_within_reason():
+    """minhash_lsh pre-allocated expected_items x bands slots: 32 PiB for 10^14 documents."""
+    model = LSHBloom(mode="minhash_lsh", expected_items=10**14).partial_fit(["a b c d e"] * 3)
+    assert model.query(["a b c d e"]).duplicate_of.tolist() == [0]

@@ -13,6 +13,7 @@ pytest.importorskip("pyspark")
 pytest.importorskip("pandas")
 
 from corpus_miner.dedup import LSHBloom  # noqa: E402
+from corpus_miner.errors import NotFittedError  # noqa: E402
 from spark_lshbloom import SparkLSHBloom  # noqa: E402
 
 from .corpus import planted_corpus  # noqa: E402
@@ -67,7 +68,9 @@ def test_seed_readme_usage(spark, df, tmp_path):
                                              ("lshbloom", "lshbloom"), ("banding", "minhash_lsh"),
                                              ("minhash_lsh", "minhash_lsh")])
 def test_mode_aliases(alias, canonical):
-    assert SparkLSHBloom(mode=alias).mode == canonical
+    lsh = SparkLSHBloom(mode=alias)
+    assert lsh.mode == alias  # constructor arguments are stored as given
+    assert lsh.params.validated().mode == canonical
 
 
 @pytest.mark.parametrize("use_pandas_udf", [True, False])
@@ -123,3 +126,50 @@ def test_import_without_pyspark_names_the_extra():
     code = "import sys, corpus_miner.dedup; print('pyspark' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"  # the local engine never imports Spark
+
+
+def test_estimator_convention_and_state_api(df):
+    lsh = SparkLSHBloom(mode="bloom", num_perm=64, deduplicate_chunks=2)
+    assert lsh.get_params()["mode"] == "bloom" and lsh.get_params()["deduplicate_chunks"] == 2
+    assert repr(lsh) == "SparkLSHBloom(num_perm=64, mode='bloom', deduplicate_chunks=2)"
+    assert not lsh.is_fitted()
+    with pytest.raises(NotFittedError, match="not fitted yet"):
+        lsh.bloom  # noqa: B018
+    lsh.set_params(threshold=0.8).fit(df)
+    assert lsh.mode_ == "lshbloom" and lsh.params_.threshold == 0.8 and lsh.n_documents_ == len(IDS)
+    state = lsh.to_state()
+    assert state.bloom is lsh.bloom_ and state.n_documents == len(IDS)
+    local = LSHBloom.from_state(state)
+    assert local.index_ == lsh.bloom_ and local.index_ is not lsh.bloom_  # a copy to add to
+    served = SparkLSHBloom.from_state(LSHBloom(num_perm=64, threshold=0.8).fit(TEXTS).to_state())
+    assert served.bloom == lsh.bloom
+
+
+def test_expected_items_below_the_row_count_keeps_the_promise_and_equals_local(df):
+    """Spark counts the rows, so like the local engine on a list it sizes one layer for
+    max(expected_items, rows) instead of overfilling a filter sized for expected_items."""
+    model = SparkLSHBloom(num_perm=64, expected_items=5).fit(df)
+    local = LSHBloom(num_perm=64, expected_items=5).fit(TEXTS)
+    assert model.bloom == local.index_ and model.bloom.capacity == len(TEXTS)
+    assert len(model.bloom.layers) == 1 and model.bloom.documents == [len(TEXTS)]
+    flags = SparkLSHBloom(num_perm=64, expected_items=5).deduplicate(df, annotate=True).toPandas()
+    expected = LSHBloom(num_perm=64, expected_items=5).deduplicate(TEXTS, IDS).is_duplicate
+    np.testing.assert_array_equal(_column(flags, "is_duplicate"), expected)
+
+
+def test_a_layered_index_built_from_a_stream_is_served_by_spark(spark, df, tmp_path):
+    """A local index that grew layers (streamed with a small expected_items) loads in Spark,
+    whose queries OR the layers like the local ones, and saves back unchanged."""
+    local = LSHBloom(num_perm=64, expected_items=7)
+    for start in range(0, len(TEXTS) // 2, 10):
+        local.partial_fit(TEXTS[start:min(start + 10, len(TEXTS) // 2)])
+    assert len(local.index_.layers) >= 3
+    local.save(tmp_path / "grown")
+    served = SparkLSHBloom.load(tmp_path / "grown")
+    assert served.bloom == local.index_
+    for use_pandas_udf in (True, False):
+        served.set_params(use_pandas_udf=use_pandas_udf)
+        result = served.transform(df).toPandas()
+        np.testing.assert_array_equal(_column(result, "is_duplicate"), local.transform(TEXTS))
+    served.save(tmp_path / "again")
+    assert LSHBloom.load(tmp_path / "again").index_ == local.index_

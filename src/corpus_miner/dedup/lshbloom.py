@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Set
 
 import numpy as np
 import pyarrow as pa
@@ -30,6 +30,7 @@ from corpus_miner.errors import InputError
 from corpus_miner.estimator import Estimator
 
 STREAM_BATCH = 4096  # texts per batch when fit / deduplicate / query read an iterator
+_MAX_TABLE_HINT = 1 << 24  # keys pre-allocated in a band table (256 MiB); more grow it
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -51,7 +52,11 @@ def _text_array(texts) -> pa.Array:
 
 
 def _is_sized(texts) -> bool:
-    """True for inputs whose length is known up front (lists, arrays, Arrow arrays)."""
+    """True for inputs whose length is known up front (lists, arrays, Arrow arrays); an
+    InputError for what is no ordered collection of texts (a mapping, a set, None)."""
+    if isinstance(texts, (Mapping, Set)) or not isinstance(texts, Iterable):
+        raise InputError(f"texts must be a sequence or an iterable of strings in input order, got "
+                         f"{type(texts).__name__}")
     return isinstance(texts, (pa.Array, pa.ChunkedArray, str, bytes)) or (
         hasattr(texts, "__len__") and hasattr(texts, "__getitem__"))
 
@@ -80,6 +85,9 @@ def _ids_array(ids, n: int, first_ordinal: int) -> pa.Array:
             kinds = sorted({type(v).__name__ for v in values if v is not None})
             raise InputError(f"ids must all have one type, got {', '.join(kinds)}; convert "
                              "them first, e.g. ids=[str(i) for i in ids]") from None
+        except UnicodeEncodeError as exc:
+            raise InputError(f"an id is not valid Unicode ({exc.reason}: {exc.object!r}); "
+                             "ids are returned as given, so fix them first") from None
     if len(array) != n:
         raise InputError(f"got {len(array)} ids for {n} texts; pass one id per text")
     return array
@@ -147,8 +155,8 @@ class LSHBloom(Estimator):
         if params.mode == "lshbloom":
             self.index_ = ScalableBloomFilter(capacity, params.fp_prob, self.bands_)
             self.ids_ = None
-        else:
-            self.index_ = BandTable(capacity * self.bands_)
+        else:  # the table grows as keys come: pre-allocate for what is known, within reason
+            self.index_ = BandTable(min(capacity * self.bands_, _MAX_TABLE_HINT))
             self.ids_ = pa.chunked_array([], pa.int64())
 
     @property
@@ -224,9 +232,13 @@ class LSHBloom(Estimator):
         taken = self.ids_.take(pa.array(np.where(matched, ordinals, 0))).to_pylist()
         return [value if hit else None for value, hit in zip(taken, matched)]
 
-    def _check_keys(self, band_keys: np.ndarray) -> None:
-        if band_keys.ndim != 2 or band_keys.shape[1] != self.bands_:
-            raise InputError(f"band keys must have shape (n, {self.bands_}), got {band_keys.shape}")
+    def _checked_keys(self, band_keys) -> np.ndarray:
+        keys = np.asarray(band_keys)
+        if keys.ndim != 2 or keys.shape[1] != self.bands_ or not (
+                keys.dtype == np.uint64 or (np.issubdtype(keys.dtype, np.integer) and keys.size == 0)):
+            raise InputError(f"band keys must be a uint64 array of shape (n, {self.bands_}), got "
+                             f"{keys.dtype} {keys.shape}")
+        return keys.astype(np.uint64, copy=False)
 
     # -- public API ------------------------------------------------------------------------------
     def fit(self, texts, ids=None) -> "LSHBloom":
@@ -244,8 +256,7 @@ class LSHBloom(Estimator):
     def fit_keys(self, band_keys: np.ndarray, ids=None) -> "LSHBloom":
         """fit() on precomputed band keys (e.g. gathered batch by batch)."""
         self._start(len(band_keys))
-        self._check_keys(band_keys)
-        self._add(band_keys, ids, detect=False)
+        self._add(self._checked_keys(band_keys), ids, detect=False)
         return self
 
     def partial_fit(self, texts, ids=None) -> "LSHBloom":
@@ -304,7 +315,7 @@ class LSHBloom(Estimator):
     def deduplicate_keys(self, band_keys: np.ndarray, ids=None) -> DedupResult:
         """deduplicate() on precomputed band keys (e.g. gathered batch by batch)."""
         self._start(len(band_keys))
-        self._check_keys(band_keys)
+        band_keys = self._checked_keys(band_keys)
         result = self._add(band_keys, ids, detect=True)
         if self.params_.mode == "minhash_lsh":
             result = self._with_clusters(result, band_keys)
@@ -318,7 +329,11 @@ class LSHBloom(Estimator):
     def deduplicate_stream(self, batches: Iterable) -> Iterable[DedupResult]:
         """Streaming deduplicate over (texts, ids) batches; the index grows as they come."""
         self._start(None)
-        for texts, ids in batches:
+        for batch in batches:
+            if not isinstance(batch, tuple) or len(batch) != 2:
+                raise InputError("deduplicate_stream takes (texts, ids) pairs, one per batch (ids "
+                                 f"may be None), got {type(batch).__name__}")
+            texts, ids = batch
             yield self._add(self.band_keys(texts), ids, detect=True)
 
     def save(self, path) -> None:

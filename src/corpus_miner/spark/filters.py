@@ -14,6 +14,7 @@ from pyspark.sql import types as T
 
 from corpus_miner.dedup.bloom import BloomFilter
 from corpus_miner.dedup.params import LSHBloomParams
+from corpus_miner.dedup.scalable_bloom import ScalableBloomFilter
 from corpus_miner.dedup.pipeline import band_keys_for_texts
 from corpus_miner.spark import batches
 from corpus_miner.spark.frames import KEYS, ORDER, band_keys_column
@@ -125,7 +126,7 @@ def build_filter(df: DataFrame, text_col: str, params: LSHBloomParams, use_panda
     return build_filters(keyed, keys_from_column(params.bands_rows[0]), num_bits, num_hashes)[0]
 
 
-def bloom_hits_column(spark, bloom: BloomFilter, bands: int):
+def bloom_hits_column(spark, bloom: ScalableBloomFilter, bands: int):
     """(column: is any band key of the row's KEYS in `bloom`?, its broadcast); for lazy queries."""
     shared = spark.sparkContext.broadcast(_shipped(bloom))
 
@@ -140,7 +141,7 @@ _KEYS_AND_HITS = T.StructType([T.StructField(KEYS, T.ArrayType(T.LongType())),
                                T.StructField("is_duplicate", T.BooleanType())])
 
 
-def text_query_column(spark, bloom: BloomFilter, params: LSHBloomParams, text_col: str,
+def text_query_column(spark, bloom: ScalableBloomFilter, params: LSHBloomParams, text_col: str,
                       with_keys: bool):
     """(column, its broadcast) computing a row's band keys from its text and querying `bloom` in
     the same pandas UDF: struct<band_keys, is_duplicate> with_keys, else the boolean alone.
@@ -167,12 +168,26 @@ def text_query_column(spark, bloom: BloomFilter, params: LSHBloomParams, text_co
     return keys_and_hits.asNondeterministic()(F.col(text_col)), shared
 
 
-def _shipped(bloom: BloomFilter) -> tuple[int, int, bytes]:
-    """A filter as a picklable (num_bits, num_hashes, bits) for a broadcast."""
-    return bloom.num_bits, bloom.num_hashes, bloom.bits.tobytes()
+class _ShippedFilter:
+    """The layers of a broadcast filter, read-only, their bits not copied."""
+
+    def __init__(self, shipped: list[tuple[int, int, bytes]]):
+        self.layers = [BloomFilter(num_bits, num_hashes, np.frombuffer(raw, np.uint8))
+                       for num_bits, num_hashes, raw in shipped]
+
+    def contains_any(self, band_keys: np.ndarray) -> np.ndarray:
+        hits = self.layers[0].contains_any(band_keys)
+        for layer in self.layers[1:]:
+            hits |= layer.contains_any(band_keys)
+        return hits
 
 
-def _unshipped(shipped: tuple[int, int, bytes]) -> BloomFilter:
-    """The read-only filter of a broadcast `_shipped` tuple (its bits are not copied)."""
-    num_bits, num_hashes, raw = shipped
-    return BloomFilter(num_bits, num_hashes, np.frombuffer(raw, np.uint8))
+def _shipped(bloom: BloomFilter | ScalableBloomFilter) -> list[tuple[int, int, bytes]]:
+    """A filter (every layer of a growing one) as picklable (num_bits, num_hashes, bits) tuples
+    for a broadcast."""
+    layers = bloom.layers if isinstance(bloom, ScalableBloomFilter) else [bloom]
+    return [(layer.num_bits, layer.num_hashes, layer.bits.tobytes()) for layer in layers]
+
+
+def _unshipped(shipped: list[tuple[int, int, bytes]]) -> _ShippedFilter:
+    return _ShippedFilter(shipped)

@@ -6,8 +6,11 @@ on the executors, then assembled on the driver; queries read a broadcast, read-o
 mode="minhash_lsh": the exact distributed baseline, explode(band_keys) -> groupBy(band_key) ->
 earliest document.
 
-Both modes save to the local engine's index folder (corpus_miner.dedup.persist), so an index fitted
-here loads in `LSHBloom.load` and the reverse.
+Both modes hand their index to the local engine and to the index folder through LSHBloomState
+(to_state / from_state), so an index fitted here loads in `LSHBloom.load` and the reverse. Spark
+always counts the rows first, so the filter it builds has one layer sized for max(expected_items,
+rows), as the local engine's is for a list of texts; indexes that grew layers (built from a
+stream) are loaded, queried and merged layer by layer.
 """
 
 from __future__ import annotations
@@ -25,7 +28,11 @@ from corpus_miner.dedup.bandtable import BandTable
 from corpus_miner.dedup.bloom import BloomFilter
 from corpus_miner.dedup.lshbloom import LSHBloom
 from corpus_miner.dedup.params import DEFAULT_FP_PROB, DEFAULT_SKETCH, LSHBloomParams
-from corpus_miner.errors import NotFittedError, ParameterError
+from corpus_miner.dedup.persist import load_state, save_state
+from corpus_miner.dedup.scalable_bloom import ScalableBloomFilter
+from corpus_miner.dedup.state import LSHBloomState
+from corpus_miner.errors import ParameterError
+from corpus_miner.estimator import Estimator
 from corpus_miner.spark import filters, frames
 from corpus_miner.spark.frames import FIRST, KEY, KEYS, ORDER
 
@@ -44,7 +51,7 @@ class _class_or_instance_method:
         return functools.partial(self.func, owner, obj)
 
 
-class SparkLSHBloom:
+class SparkLSHBloom(Estimator):
     """Near-duplicate detection on Spark DataFrames with the parameters of corpus_miner's LSHBloom.
 
     deduplicate_chunks: one-shot deduplicate (lshbloom) processes the rows in this many chunks of
@@ -53,8 +60,11 @@ class SparkLSHBloom:
         (it bounds the size of the in-chunk shuffle).
     use_pandas_udf: compute band keys in vectorised pandas UDFs (Arrow batches); False uses a
         row-at-a-time Python UDF (slower, for platforms where Arrow workers are unstable).
-    Other parameters: see corpus_miner.dedup.LSHBloom.
+    Other parameters: see corpus_miner.dedup.LSHBloom. Learned: params_, bands_, rows_,
+    n_documents_, and bloom_ (lshbloom) or band_entries_ (minhash_lsh).
     """
+
+    _fit_hint = "fit(), deduplicate() or SparkLSHBloom.load()"
 
     def __init__(self, threshold: float = 0.85, num_perm: int = 256, mode: str = "lshbloom",
                  num_bands: int | None = None, fp_prob: float = DEFAULT_FP_PROB,
@@ -62,29 +72,35 @@ class SparkLSHBloom:
                  deduplicate_chunks: int = DEFAULT_CHUNKS, max_shingles: int | None = None,
                  use_pandas_udf: bool = True, sketch: str = DEFAULT_SKETCH,
                  shingle_kind: str = "char"):
-        self.params = LSHBloomParams(threshold=threshold, num_perm=num_perm, mode=mode,
-                                     num_bands=num_bands, fp_prob=fp_prob,
-                                     shingle_size=shingle_size, shingle_kind=shingle_kind,
-                                     expected_items=expected_items, seed=seed,
-                                     max_shingles=max_shingles, sketch=sketch)
+        self.threshold = threshold
+        self.num_perm = num_perm
+        self.mode = mode
+        self.num_bands = num_bands
+        self.fp_prob = fp_prob
+        self.shingle_size = shingle_size
+        self.expected_items = expected_items
+        self.seed = seed
         self.deduplicate_chunks = deduplicate_chunks
+        self.max_shingles = max_shingles
         self.use_pandas_udf = use_pandas_udf
-        self._persisted: list[DataFrame] = []
-
-    def __repr__(self) -> str:
-        changed = {k: v for k, v in self.params.to_dict().items()
-                   if v != getattr(LSHBloomParams, k)}
-        return "SparkLSHBloom(" + ", ".join(f"{k}={v!r}" for k, v in changed.items()) + ")"
+        self.sketch = sketch
+        self.shingle_kind = shingle_kind
 
     @property
-    def mode(self) -> str:
-        """The canonical mode ("lshbloom" or "minhash_lsh"; aliases resolved)."""
-        return self._validated().mode
+    def params(self) -> LSHBloomParams:
+        """The LSHBloom parameters as given, in the frozen LSHBloomParams (not validated)."""
+        engine_only = ("deduplicate_chunks", "use_pandas_udf")
+        return LSHBloomParams(**{k: v for k, v in self.get_params().items() if k not in engine_only})
+
+    @property
+    def mode_(self) -> str:
+        """The canonical mode of the fitted index ("lshbloom" or "minhash_lsh")."""
+        self.check_is_fitted()
+        return self.params_.mode
 
     # -- validation and state --------------------------------------------------------------------
     def _validated(self) -> LSHBloomParams:
         params = self.params.validated()
-        params.bands_rows  # noqa: B018 - raises ParameterError early for a bad num_bands
         chunks = self.deduplicate_chunks
         if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks < 1:
             raise ParameterError(f"deduplicate_chunks must be an integer >= 1, got {chunks!r}")
@@ -92,22 +108,17 @@ class SparkLSHBloom:
             raise ParameterError(f"use_pandas_udf must be True or False, got {self.use_pandas_udf!r}")
         return params
 
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "params_"):
-            raise NotFittedError("this SparkLSHBloom is not fitted yet; call fit(), deduplicate() "
-                                 "or SparkLSHBloom.load() first")
-
     def _start(self, params: LSHBloomParams, n_documents: int) -> None:
         self.unpersist()
+        self._forget_fitted()
+        self._table_state = None  # minhash_lsh from a state: its DataFrames, made when needed
         self.params_ = params
         self.bands_, self.rows_ = params.bands_rows
         self.n_documents_ = int(n_documents)
-        for name in ("bloom_", "band_table_", "doc_ids_", "_table_arrays"):
-            self.__dict__.pop(name, None)
 
     def _persist(self, df: DataFrame) -> DataFrame:
         df = df.persist()
-        self._persisted.append(df)
+        self._persisted = [*getattr(self, "_persisted", []), df]
         return df
 
     def _release(self, df: DataFrame) -> None:
@@ -117,13 +128,20 @@ class SparkLSHBloom:
 
     def unpersist(self) -> None:
         """Release the DataFrames this object cached (band tables, keyed inputs)."""
-        for df in self._persisted:
+        for df in getattr(self, "_persisted", []):
             df.unpersist()
         self._persisted = []
 
-    def _empty_filter(self, n_documents: int) -> BloomFilter:
-        expected = self.params_.expected_items or n_documents
-        return BloomFilter.for_documents(max(int(expected), 1), self.bands_, self.params_.fp_prob)
+    def _plan(self, n_documents: int) -> ScalableBloomFilter:
+        """The empty filter for n_documents rows: one layer for max(expected_items, rows), the
+        local engine's rule for inputs of known size (its shape is what partitions fill)."""
+        capacity = max(self.params_.expected_items or 0, n_documents, 1)
+        return ScalableBloomFilter(capacity, self.params_.fp_prob, self.bands_)
+
+    def _filled(self, plan: ScalableBloomFilter, bits: BloomFilter) -> ScalableBloomFilter:
+        """The plan's filter with its one layer's bits, holding all n_documents_ rows."""
+        return ScalableBloomFilter(plan.capacity, plan.fp_prob, plan.bands, [bits],
+                                   [self.n_documents_], plan.rates)
 
     def _keys_column(self, params: LSHBloomParams, text_col: str):
         return frames.band_keys_column(params, text_col, self.use_pandas_udf)
@@ -137,9 +155,9 @@ class SparkLSHBloom:
             frames.check_no_null_texts(df, text_col, id_col, where)
 
     @property
-    def bloom(self) -> BloomFilter:
-        """The fitted Bloom filter (mode lshbloom): num_bits, num_hashes, bits, metadata()."""
-        self._check_fitted()
+    def bloom(self) -> ScalableBloomFilter:
+        """The fitted Bloom filter (mode lshbloom): num_bits, num_hashes, layers, metadata()."""
+        self.check_is_fitted()
         if self.params_.mode != "lshbloom":
             raise ParameterError("bloom exists only in mode='lshbloom'; this index is minhash_lsh")
         return self.bloom_
@@ -154,9 +172,11 @@ class SparkLSHBloom:
             n_documents, n_null = frames.count_rows(reference_df, text_col)
             frames.check_no_null_texts(reference_df, text_col, id_col, "fit", n_null)
             self._start(params, n_documents)
-            empty = self._empty_filter(self.n_documents_)
-            self.bloom_ = filters.build_filter(reference_df, text_col, params, self.use_pandas_udf,
-                                               empty.num_bits, empty.num_hashes)
+            plan = self._plan(n_documents)
+            layer = plan.layers[0]
+            self.bloom_ = self._filled(plan, filters.build_filter(
+                reference_df, text_col, params, self.use_pandas_udf, layer.num_bits,
+                layer.num_hashes))
             return self
         ordered, n_documents, n_null = frames.with_input_order(reference_df, order_col, text_col)
         frames.check_no_null_texts(reference_df, text_col, id_col, "fit", n_null)
@@ -184,7 +204,7 @@ class SparkLSHBloom:
                   return_band_keys: bool = True) -> DataFrame:
         """new_df with `is_duplicate` (shares a band key with the index) and `band_keys`
         (array<bigint>: the uint64 keys' bits); minhash_lsh also adds `duplicate_of` (an id)."""
-        self._check_fitted()
+        self.check_is_fitted()
         self._checked(new_df, text_col, id_col, "transform")
         spark = new_df.sparkSession
         if self.params_.mode == "lshbloom" and self.use_pandas_udf:
@@ -263,7 +283,8 @@ class SparkLSHBloom:
         chunks = max(1, min(self.deduplicate_chunks, n_documents))
         chunk_of = F.expr(f"{ORDER} * {chunks} div {max(n_documents, 1)}").alias("_cm_chunk")
         with_chunks = keyed.select(ORDER, KEYS, chunk_of)
-        earlier = self._empty_filter(n_documents)  # the filter of every chunk before the wave
+        plan = self._plan(n_documents)
+        earlier = plan.layers[0].copy()  # the filter of every chunk before the wave
         keys_of = filters.keys_from_column(self.bands_)
         per_wave = max(1, WAVE_BYTES // max(3 * earlier.bits.nbytes, 1))
         found, candidates = [], []
@@ -283,7 +304,7 @@ class SparkLSHBloom:
                                       "_cm_wave_chunk")
             found.append(hits["earlier"])
             candidates.append(hits["twice"])
-        self.bloom_ = earlier
+        self.bloom_ = self._filled(plan, earlier)
         candidates = np.concatenate(candidates)
         if len(candidates):
             subset = with_chunks.join(keyed.sparkSession.createDataFrame(
@@ -304,13 +325,15 @@ class SparkLSHBloom:
         self._release(groups)
         return flags
 
-    # -- persistence: the local engine's index folder ---------------------------------------------
+    # -- state: the local engine's index and its folder ------------------------------------------
     def _band_table(self, spark) -> DataFrame:
-        if "band_table_" not in self.__dict__:
-            keys, docs, ids = self._table_arrays
+        if "band_table_" not in vars(self):
+            state = self._table_state
+            keys, docs = state.band_table.items()
             table = pd.DataFrame({KEY: keys.view(np.int64), FIRST: docs})
             self.band_table_ = self._persist(spark.createDataFrame(table))
-            id_table = pa.table({ORDER: np.arange(len(ids), dtype=np.int64), "_cm_id": ids})
+            id_table = pa.table({ORDER: np.arange(len(state.ids), dtype=np.int64),
+                                 "_cm_id": state.ids})
             self.doc_ids_ = self._persist(spark.createDataFrame(id_table))
         return self.band_table_
 
@@ -318,59 +341,68 @@ class SparkLSHBloom:
         self._band_table(spark)
         return self.doc_ids_
 
+    def to_state(self) -> LSHBloomState:
+        """The fitted index as an LSHBloomState (the filter shared; a band table collected)."""
+        self.check_is_fitted()
+        if self.params_.mode == "lshbloom":
+            return LSHBloomState(self.params_, self.n_documents_, bloom=self.bloom_)
+        if self._table_state is not None:
+            return self._table_state
+        table = self.band_table_.toArrow()
+        keys = table.column(KEY).to_numpy().astype(np.int64).view(np.uint64)
+        docs = table.column(FIRST).to_numpy().astype(np.int64)
+        ids = self.doc_ids_.orderBy(ORDER).toArrow().column("_cm_id").combine_chunks()
+        return LSHBloomState(self.params_, self.n_documents_,
+                             band_table=BandTable.from_items(keys, docs), ids=ids)
+
+    @classmethod
+    def from_state(cls, state: LSHBloomState, deduplicate_chunks: int = DEFAULT_CHUNKS,
+                   use_pandas_udf: bool = True, copy: bool = True) -> "SparkLSHBloom":
+        """A SparkLSHBloom serving a fitted index (a copy of its filter unless copy=False)."""
+        if not isinstance(state, LSHBloomState):
+            raise TypeError(f"from_state needs an LSHBloomState, got {type(state).__name__}")
+        state = state.copy() if copy else state
+        model = cls(**state.params.to_dict(), deduplicate_chunks=deduplicate_chunks,
+                    use_pandas_udf=use_pandas_udf)
+        model._start(state.params, state.n_documents)
+        if state.params.mode == "lshbloom":
+            model.bloom_ = state.bloom
+        else:
+            model._table_state = state
+            model.band_entries_ = state.band_table.num_keys
+        return model
+
     def to_local(self) -> LSHBloom:
         """The fitted index as a local corpus_miner.dedup.LSHBloom (same parameters and index)."""
-        self._check_fitted()
-        if self.params_.mode == "lshbloom":
-            return LSHBloom.from_state(self.params_, self.bloom_.copy(), self.n_documents_)
-        if "_table_arrays" in self.__dict__:
-            keys, docs, ids = self._table_arrays
-        else:
-            table = self.band_table_.toArrow()
-            keys = table.column(KEY).to_numpy().astype(np.int64).view(np.uint64)
-            docs = table.column(FIRST).to_numpy().astype(np.int64)
-            ids = self.doc_ids_.orderBy(ORDER).toArrow().column("_cm_id").combine_chunks()
-        return LSHBloom.from_state(self.params_, BandTable.from_items(keys, docs),
-                                   self.n_documents_, ids)
+        return LSHBloom.from_state(self.to_state())
 
     @classmethod
     def from_local(cls, local: LSHBloom, deduplicate_chunks: int = DEFAULT_CHUNKS,
                    use_pandas_udf: bool = True) -> "SparkLSHBloom":
         """A SparkLSHBloom serving a fitted local LSHBloom's index."""
-        if not hasattr(local, "index_"):
-            raise NotFittedError("from_local needs a fitted LSHBloom; call fit() on it first")
-        model = cls(**local.params_.to_dict(), deduplicate_chunks=deduplicate_chunks,
-                    use_pandas_udf=use_pandas_udf)
-        model._start(local.params_, local.n_documents_)
-        if local.params_.mode == "lshbloom":
-            model.bloom_ = local.index_.copy()
-        else:
-            keys, docs = local.index_.items()
-            ids = pa.concat_arrays(local.ids_) if local.ids_ else pa.array([], pa.int64())
-            model._table_arrays = (keys, docs, ids)
-            model.band_entries_ = len(keys)
-        return model
+        return cls.from_state(local.to_state(), deduplicate_chunks, use_pandas_udf)
 
     def save(self, path) -> None:
         """Write the index folder (the local engine's format: metadata.json + raw arrays)."""
-        self.to_local().save(path)
+        save_state(path, self.to_state())
 
     @_class_or_instance_method
     def load(cls, expected, path) -> "SparkLSHBloom":
         """SparkLSHBloom.load(path): the saved index with its parameters. On an instance,
         lsh.load(path) also refuses an index saved with parameters other than lsh's."""
-        local = LSHBloom.load(path)
-        if expected is not None:
-            mine = expected._validated().to_dict()
-            theirs = local.params_.to_dict()
-            differ = {k: (theirs[k], mine[k]) for k in mine if k != "expected_items"
-                      and theirs[k] != mine[k]}
-            if differ:
-                detail = ", ".join(f"{k}={saved!r} (yours {own!r})" for k, (saved, own) in differ.items())
-                raise ParameterError(f"{path}: index was saved with other parameters: {detail}; use "
-                                     "SparkLSHBloom.load(path) to take the saved ones, or refit")
-            return cls.from_local(local, expected.deduplicate_chunks, expected.use_pandas_udf)
-        return cls.from_local(local)
+        state = load_state(path)
+        if expected is None:
+            return cls.from_state(state, copy=False)
+        mine = expected._validated().to_dict()
+        theirs = state.params.to_dict()
+        differ = {k: (theirs[k], mine[k]) for k in mine if k != "expected_items"
+                  and theirs[k] != mine[k]}
+        if differ:
+            detail = ", ".join(f"{k}={saved!r} (yours {own!r})" for k, (saved, own) in differ.items())
+            raise ParameterError(f"{path}: index was saved with other parameters: {detail}; use "
+                                 "SparkLSHBloom.load(path) to take the saved ones, or refit")
+        return cls.from_state(state, expected.deduplicate_chunks, expected.use_pandas_udf,
+                              copy=False)
 
     def metadata(self) -> dict:
         return self.to_local().metadata()
