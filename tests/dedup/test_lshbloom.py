@@ -338,6 +338,7 @@ def test_lone_surrogates_are_read_as_replacement_characters():
     (lambda: list(LSHBloom().deduplicate_stream([["a", "b", "c"]])), r"takes \(texts, ids\) pairs"),
     (lambda: LSHBloom(mode="minhash_lsh").fit(["a", "b"], ids=["x\ud800", "y"]), "not valid Unicode"),
     (lambda: LSHBloom(mode="minhash_lsh").fit(iter(["a", "b"]), iter(["x"])), "got 1 ids for 2"),
+    (lambda: LSHBloom(mode="minhash_lsh").fit(iter(["a"]), iter(["x", "y"])), "more ids than texts"),
 ])
 def test_hostile_api_inputs_are_one_line_errors(call, message):
     with pytest.raises(InputError, match=message):

@@ -21,7 +21,7 @@ def register(subparsers) -> None:
 
     tokenize = subparsers.add_parser(
         "tokenize", help="tokenize a corpus and save it as a folder for later commands",
-        description="Read and tokenize INPUT... and save the token corpus (memory-mappable .npy "
+        description="Read and tokenize INPUT... and save the token corpus (memory-mappable raw "
                     "arrays + metadata.json) to DIR; later commands accept DIR as their input.")
     add_input_arguments(tokenize)
     tokenize.add_argument("-o", "--output", required=True, metavar="DIR",

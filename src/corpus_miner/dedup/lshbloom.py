@@ -32,6 +32,7 @@ from corpus_miner.estimator import Estimator
 STREAM_BATCH = 4096  # texts per batch when fit / deduplicate / query read an iterator
 _MAX_TABLE_HINT = 1 << 24  # keys pre-allocated in a band table (256 MiB); more grow it
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_END = object()
 
 
 def _text_array(texts) -> pa.Array:
@@ -68,6 +69,8 @@ def _batches(texts, ids) -> Iterator[tuple[object, object]]:
     while True:
         chunk = list(itertools.islice(texts, STREAM_BATCH))
         if not chunk:
+            if id_iter is not None and next(id_iter, _END) is not _END:
+                raise InputError("got more ids than texts; pass one id per text")
             return
         id_chunk = None if id_iter is None else list(itertools.islice(id_iter, len(chunk)))
         yield chunk, id_chunk
