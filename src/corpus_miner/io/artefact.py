@@ -94,7 +94,7 @@ def save_artefact(path, format_name: str, version: int, fields: dict,
             array = np.ascontiguousarray(array, dtype=little)
             array.tofile(tmp / name)
             entries[name] = {"dtype": little.str, "shape": list(array.shape),
-                             "sha256": _file_sha256(tmp / name)}
+                             "sha256": hashlib.sha256(array.reshape(-1).view(np.uint8)).hexdigest()}
         for name, raw in (blobs or {}).items():
             (tmp / name).write_bytes(raw)
             entries[name] = {"dtype": None, "shape": [len(raw)],
