@@ -44,8 +44,9 @@ def main() -> None:
     rows = []
     for capacity in (1, 20, 100, 1000, 10_000):
         rule = bloom_size(capacity * BANDS, key_fp_prob(RATE, BANDS))
-        for sizing, (num_bits, num_hashes) in (("rule", rule), ("rule, prime", (next_prime(rule[0]), rule[1])),
-                                               ("layer (prime >= 2^20)", layer_shape(capacity, RATE, BANDS))):
+        sizings = (("rule", rule), ("rule, prime", (next_prime(rule[0]), rule[1])),
+                   ("layer (prime >= 2^20)", layer_shape(capacity, RATE, BANDS)))
+        for sizing, (num_bits, num_hashes) in sizings:
             measured = measure(num_bits, num_hashes, capacity, args.repeats, rng)
             rows.append({"capacity": capacity, "sizing": sizing, "num_bits": num_bits,
                          "num_hashes": num_hashes, "configured_rate": RATE,

@@ -80,7 +80,8 @@ class Estimator:
 
     def _forget_fitted(self) -> None:
         """Drop all learned state (a new fit starts from nothing)."""
-        for name in [name for name in vars(self) if name.endswith("_") and not name.startswith("_")]:
+        learned = [name for name in vars(self) if name.endswith("_") and not name.startswith("_")]
+        for name in learned:
             delattr(self, name)
 
     def check_is_fitted(self) -> None:

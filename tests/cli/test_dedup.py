@@ -187,7 +187,8 @@ def test_too_small_expected_items_grows_the_filter_instead_of_removing_unique_do
     docs = _unique_docs(2000)
     source = _write_jsonl(tmp_path / "in.jsonl", docs)
     out = tmp_path / "out.jsonl"
-    assert main(["dedup", source, "-o", str(out), "--expected-items", "200", "--num-perm", "64"]) == 0
+    assert main(["dedup", source, "-o", str(out), "--expected-items", "200",
+                 "--num-perm", "64"]) == 0
     assert len(_read_jsonl(out)) == 2000
     err = capsys.readouterr().err
     assert "2,000 documents outgrew a Bloom filter sized for --expected-items 200" in err
@@ -197,7 +198,8 @@ def test_too_small_expected_items_grows_the_filter_instead_of_removing_unique_do
     index = LSHBloom.load(tmp_path / "idx")
     assert index.n_documents_ == 2000 and index.transform([d["text"] for d in docs]).all()
     fresh = _write_jsonl(tmp_path / "new.jsonl", _unique_docs(500, seed=1))
-    assert main(["index", "query", str(tmp_path / "idx"), fresh, "-o", str(tmp_path / "q.jsonl")]) == 0
+    assert main(["index", "query", str(tmp_path / "idx"), fresh,
+                 "-o", str(tmp_path / "q.jsonl")]) == 0
     assert len(_read_jsonl(tmp_path / "q.jsonl")) == 500
 
 

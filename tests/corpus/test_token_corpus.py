@@ -165,7 +165,8 @@ def test_a_version_1_folder_is_refused_with_a_message_to_re_create_it(tmp_path):
     np.save(folder / "tokens.npy", np.zeros(3, np.uint32))
     (folder / "metadata.json").write_text(json.dumps(
         {"format": "corpus-miner/token-corpus", "version": 1, "n_docs": 1, "arrays": {}}))
-    with pytest.raises(FormatError, match=r"version 1 is not supported.*older.*corpus-miner tokenize"):
+    with pytest.raises(FormatError,
+                       match=r"version 1 is not supported.*older.*corpus-miner tokenize"):
         TokenCorpus.load(folder)
 
 

@@ -25,7 +25,8 @@ def saved(tmp_path_factory):
     bloom = LSHBloom(num_perm=64, expected_items=10)
     bloom.fit(iter(TEXTS))
     bloom.save(root / "bloom")
-    table = LSHBloom(mode="minhash_lsh", num_perm=64).fit(TEXTS, ids=[f"d{i}" for i in range(len(TEXTS))])
+    ids = [f"d{i}" for i in range(len(TEXTS))]
+    table = LSHBloom(mode="minhash_lsh", num_perm=64).fit(TEXTS, ids=ids)
     table.save(root / "table")
     return {"bloom": (root / "bloom", bloom), "table": (root / "table", table)}
 
@@ -104,8 +105,8 @@ def test_random_edits_of_any_value_are_refused(saved, tmp_path_factory, data):
 
     walk(meta, [])
     path = data.draw(st.sampled_from(leaves))
-    new = data.draw(st.one_of(st.integers(-3, 10**6), st.floats(allow_nan=False), st.text(max_size=5),
-                              st.none(), st.booleans()))
+    new = data.draw(st.one_of(st.integers(-3, 10**6), st.floats(allow_nan=False),
+                              st.text(max_size=5), st.none(), st.booleans()))
     parent = meta
     for key in path[:-1]:
         parent = parent[key]
@@ -198,7 +199,8 @@ def test_version_1_indexes_are_still_read(tmp_path):
         old.partial_fit(["one more document than it was sized for"])
     old = LSHBloom.load(tmp_path / "v1")
     old.save(tmp_path / "v2")  # saving again writes the current version, checksummed
-    assert _meta(tmp_path / "v2")["version"] == 2 and LSHBloom.load(tmp_path / "v2").index_ == old.index_
+    assert _meta(tmp_path / "v2")["version"] == 2
+    assert LSHBloom.load(tmp_path / "v2").index_ == old.index_
 
 
 def test_version_1_indexes_are_checked_for_derived_values(tmp_path):

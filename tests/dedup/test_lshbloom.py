@@ -120,7 +120,8 @@ def test_streams_need_no_expected_items_and_equal_the_batch_answer():
     the exact band table (no false positive at fp_prob=1e-9)."""
     texts = make_corpus(seed=2)
     stream = LSHBloom(num_perm=64, fp_prob=1e-9, expected_items=5)
-    parts = list(stream.deduplicate_stream([(texts[i:i + 7], None) for i in range(0, len(texts), 7)]))
+    batches = [(texts[i:i + 7], None) for i in range(0, len(texts), 7)]
+    parts = list(stream.deduplicate_stream(batches))
     exact = LSHBloom(mode="minhash_lsh", num_perm=64).deduplicate(texts).is_duplicate
     assert np.concatenate([p.is_duplicate for p in parts]).tolist() == exact.tolist()
     assert len(stream.index_.layers) > 1 and stream.n_documents_ == len(texts)
@@ -225,7 +226,8 @@ def test_partition_local_filters_merged_equal_a_local_fit(tmp_path):
     with pytest.raises(ParameterError, match="ScalableBloomFilter"):
         LSHBloomState(params, len(texts), band_table=BandTable())
     with pytest.raises(ParameterError, match="holds 0 documents"):
-        LSHBloomState(params, len(texts), bloom=ScalableBloomFilter(len(texts), params.fp_prob, bands))
+        LSHBloomState(params, len(texts),
+                      bloom=ScalableBloomFilter(len(texts), params.fp_prob, bands))
 
 
 def test_document_level_false_positive_rate_at_a_deliberately_high_fp_prob():
@@ -247,7 +249,8 @@ def test_document_level_false_positive_rate_at_a_deliberately_high_fp_prob():
     key_rate = (1 - math.exp(-layer.num_hashes * keys / layer.num_bits)) ** layer.num_hashes
     predicted = 1 - (1 - key_rate) ** bloom.bands_
     assert 0.02 < predicted <= 0.05
-    assert abs(measured - predicted) < 4 * math.sqrt(predicted / unique.sum()), (measured, predicted)
+    assert abs(measured - predicted) < 4 * math.sqrt(predicted / unique.sum()), \
+        (measured, predicted)
 
 
 def test_numpy_scalar_parameters_are_accepted_and_saved_as_plain_numbers(tmp_path):
@@ -281,7 +284,7 @@ def test_estimator_convention():
     with pytest.raises(NotFittedError, match=r"call fit\(\), deduplicate\(\) or LSHBloom.load"):
         model.bands_  # noqa: B018
     model.set_params(threshold=0.9).fit(["a b c", "d e f"])
-    assert model.params_.threshold == 0.9 and model.params_.mode == "lshbloom" and model.mode_ == "lshbloom"
+    assert model.params_.threshold == 0.9 and model.params_.mode == model.mode_ == "lshbloom"
     assert model.threshold == 0.9 and model.n_documents_ == 2 and model.ids_ is None
     model.set_params(mode="banding").fit(["x"])  # refitting replaces every learned attribute
     assert model.mode_ == "minhash_lsh" and model.ids_.to_pylist() == [0]
@@ -330,15 +333,17 @@ def test_lone_surrogates_are_read_as_replacement_characters():
 
 
 @pytest.mark.parametrize("call,message", [
-    (lambda: LSHBloom().fit(None), "sequence or an iterable of strings in input order, got NoneType"),
+    (lambda: LSHBloom().fit(None), "iterable of strings in input order, got NoneType"),
     (lambda: LSHBloom().deduplicate({"b", "a"}), "in input order, got set"),
     (lambda: LSHBloom().fit({"id": "text"}), "got dict"),
     (lambda: LSHBloom().fit_keys([[1] * 13]), "uint64 array of shape"),
     (lambda: LSHBloom().deduplicate_keys(np.ones((2, 13)) / 2), "got float64"),
     (lambda: list(LSHBloom().deduplicate_stream([["a", "b", "c"]])), r"takes \(texts, ids\) pairs"),
-    (lambda: LSHBloom(mode="minhash_lsh").fit(["a", "b"], ids=["x\ud800", "y"]), "not valid Unicode"),
+    (lambda: LSHBloom(mode="minhash_lsh").fit(["a", "b"], ids=["x\ud800", "y"]),
+     "not valid Unicode"),
     (lambda: LSHBloom(mode="minhash_lsh").fit(iter(["a", "b"]), iter(["x"])), "got 1 ids for 2"),
-    (lambda: LSHBloom(mode="minhash_lsh").fit(iter(["a"]), iter(["x", "y"])), "more ids than texts"),
+    (lambda: LSHBloom(mode="minhash_lsh").fit(iter(["a"]), iter(["x", "y"])),
+     "more ids than texts"),
 ])
 def test_hostile_api_inputs_are_one_line_errors(call, message):
     with pytest.raises(InputError, match=message):

@@ -1,5 +1,6 @@
-"""TextsDigest: equal for the same texts in the same batches, different for any change of a text,
-of the order or of a document boundary; the kernel equals a plain-Python reference, jitted or not."""
+"""TextsDigest: equal for the same texts in the same batches, different for any change of a
+text, of the order or of a document boundary; the kernel equals a plain-Python reference, jitted
+or not."""
 
 import json
 import os

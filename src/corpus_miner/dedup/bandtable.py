@@ -144,7 +144,8 @@ class BandTable:
 
     def copy(self) -> "BandTable":
         table = BandTable(1)
-        table._keys, table._docs, table.num_keys = self._keys.copy(), self._docs.copy(), self.num_keys
+        table._keys, table._docs = self._keys.copy(), self._docs.copy()
+        table.num_keys = self.num_keys
         return table
 
     @classmethod

@@ -89,7 +89,8 @@ def _zeroed_bits(n_bytes: int) -> np.ndarray:
     try:
         return np.zeros(n_bytes, np.uint8)
     except MemoryError:
-        raise ParameterError(f"cannot allocate a Bloom filter of {_gib(n_bytes)}; {advice}") from None
+        raise ParameterError(f"cannot allocate a Bloom filter of {_gib(n_bytes)}; "
+                             f"{advice}") from None
 
 
 def predicted_fp(num_bits: int, num_hashes: int, num_keys: int) -> float:
@@ -307,7 +308,8 @@ class BloomFilter:
     def from_artefact(cls, saved, shape: dict, array_name: str = "bits.bin") -> "BloomFilter":
         """The filter whose num_bits / num_hashes are in `shape` (a metadata table) and whose
         bytes are the artefact's array `array_name`."""
-        num_bits, num_hashes = saved.count("num_bits", shape, 1), saved.count("num_hashes", shape, 1)
+        num_bits = saved.count("num_bits", shape, 1)
+        num_hashes = saved.count("num_hashes", shape, 1)
         bits = saved.array(array_name, np.uint8, ndim=1)
         try:
             return cls(num_bits, num_hashes, bits)

@@ -237,8 +237,9 @@ class LSHBloom(Estimator):
 
     def _checked_keys(self, band_keys) -> np.ndarray:
         keys = np.asarray(band_keys)
+        empty_integers = keys.size == 0 and np.issubdtype(keys.dtype, np.integer)
         if keys.ndim != 2 or keys.shape[1] != self.bands_ or not (
-                keys.dtype == np.uint64 or (np.issubdtype(keys.dtype, np.integer) and keys.size == 0)):
+                keys.dtype == np.uint64 or empty_integers):
             raise InputError(f"band keys must be a uint64 array of shape (n, {self.bands_}), got "
                              f"{keys.dtype} {keys.shape}")
         return keys.astype(np.uint64, copy=False)

@@ -121,8 +121,9 @@ def _load_bloom(saved: Artefact, params: LSHBloomParams, n_documents: int) -> Sc
     saved.check(sum(documents) == n_documents,
                 f"the layers hold {sum(documents)} documents, n_documents is {n_documents}")
     try:
-        return ScalableBloomFilter(saved.count("capacity", plan, 1), saved.field("fp_prob", float, plan),
-                                   params.bands_rows[0], layers, documents, rates)
+        return ScalableBloomFilter(saved.count("capacity", plan, 1),
+                                   saved.field("fp_prob", float, plan), params.bands_rows[0],
+                                   layers, documents, rates)
     except ParameterError as exc:
         raise saved.error(f"inconsistent Bloom filter ({exc})") from None
 

@@ -239,7 +239,8 @@ class ScalableBloomFilter:
         """Layer-wise OR of two filters of the same plan holding disjoint documents (a new
         filter); refused when a merged layer would hold more than its capacity."""
         if not isinstance(other, ScalableBloomFilter):
-            raise ParameterError(f"can only merge a ScalableBloomFilter, got {type(other).__name__}")
+            raise ParameterError("can only merge a ScalableBloomFilter, got "
+                                 f"{type(other).__name__}")
         if not self.same_plan(other):
             raise ParameterError(
                 "cannot merge Bloom filters built with other parameters: capacity "

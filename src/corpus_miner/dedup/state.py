@@ -39,8 +39,8 @@ class LSHBloomState:
             raise ParameterError(f"params must be LSHBloomParams, got {type(params).__name__}")
         if params != params.validated():
             raise ParameterError("params must be validated (LSHBloomParams(...).validated())")
-        if isinstance(self.n_documents, bool) or not isinstance(self.n_documents, (int, np.integer)) \
-                or self.n_documents < 0:
+        n = self.n_documents
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             raise ParameterError(f"n_documents must be an integer >= 0, got {self.n_documents!r}")
         bands = params.bands_rows[0]
         if params.mode == "lshbloom":
@@ -78,7 +78,8 @@ class LSHBloomState:
                                  f"{self.n_documents} documents x {bands} bands")
         documents = table.document_range()
         if documents is not None and (documents[0] < 0 or documents[1] >= self.n_documents):
-            raise ParameterError(f"the band table names documents outside 0..{self.n_documents - 1}")
+            raise ParameterError("the band table names documents outside "
+                                 f"0..{self.n_documents - 1}")
 
     @property
     def bands_rows(self) -> tuple[int, int]:

@@ -90,7 +90,7 @@ def save_artefact(path, format_name: str, version: int, fields: dict,
     with atomic_dir(path) as tmp:
         for name, array in arrays.items():
             array = np.asarray(array)
-            little = array.dtype.newbyteorder("<") if array.dtype.byteorder not in "|" else array.dtype
+            little = array.dtype if array.dtype.byteorder == "|" else array.dtype.newbyteorder("<")
             array = np.ascontiguousarray(array, dtype=little)
             array.tofile(tmp / name)
             entries[name] = {"dtype": little.str, "shape": list(array.shape),

@@ -90,7 +90,8 @@ class SparkLSHBloom(Estimator):
     def params(self) -> LSHBloomParams:
         """The LSHBloom parameters as given, in the frozen LSHBloomParams (not validated)."""
         engine_only = ("deduplicate_chunks", "use_pandas_udf")
-        return LSHBloomParams(**{k: v for k, v in self.get_params().items() if k not in engine_only})
+        return LSHBloomParams(**{name: value for name, value in self.get_params().items()
+                                 if name not in engine_only})
 
     @property
     def mode_(self) -> str:
@@ -398,7 +399,8 @@ class SparkLSHBloom(Estimator):
         differ = {k: (theirs[k], mine[k]) for k in mine if k != "expected_items"
                   and theirs[k] != mine[k]}
         if differ:
-            detail = ", ".join(f"{k}={saved!r} (yours {own!r})" for k, (saved, own) in differ.items())
+            detail = ", ".join(f"{k}={saved!r} (yours {own!r})"
+                               for k, (saved, own) in differ.items())
             raise ParameterError(f"{path}: index was saved with other parameters: {detail}; use "
                                  "SparkLSHBloom.load(path) to take the saved ones, or refit")
         return cls.from_state(state, expected.deduplicate_chunks, expected.use_pandas_udf,
