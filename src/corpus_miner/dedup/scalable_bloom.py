@@ -15,7 +15,8 @@ layer of a document depends only on its ordinal: the same documents give the sam
 the batches, and layers filled from disjoint sets of documents merge by OR (Spark partitions) as
 long as no merged layer holds more than its capacity.
 
-Each layer is a BloomFilter sized by corpus_miner.dedup.bloom's rule for its capacity and rate.
+Each layer is a BloomFilter sized by corpus_miner.dedup.bloom's rule for its capacity and rate,
+with a prime number of bits, at least 2^20 (see layer_shape).
 """
 
 from __future__ import annotations
