@@ -325,11 +325,12 @@ def test_mixed_id_types_are_one_line_errors():
     assert model.ids_.to_pylist() == ["a", "c"]
 
 
-def test_lone_surrogates_are_read_as_replacement_characters():
-    texts = ["broken \ud800 text " * 5, "broken \ufffd text " * 5, "other words entirely " * 5]
-    result = LSHBloom(num_perm=64).deduplicate(texts)
-    assert result.is_duplicate.tolist() == [False, True, False]
-    assert LSHBloom(num_perm=64).fit(texts).transform(["\udfff"]).tolist() == [False]
+def test_lone_surrogates_are_one_line_errors():
+    """A lone surrogate (e.g. from a decoded UTF-16 fragment) cannot be UTF-8: a traceback before."""
+    for call in (lambda: LSHBloom(num_perm=64).deduplicate(["fine", "broken \ud800 text"]),
+                 lambda: LSHBloom(num_perm=64).fit(["a"]).transform(["\udfff"])):
+        with pytest.raises(InputError, match="cannot be UTF-8 encoded"):
+            call()
 
 
 @pytest.mark.parametrize("call,message", [

@@ -8,7 +8,6 @@ the fitted index to another engine or to the index folder.
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterable, Iterator, Mapping, Set
 
 import numpy as np
@@ -31,25 +30,7 @@ from corpus_miner.estimator import Estimator
 
 STREAM_BATCH = 4096  # texts per batch when fit / deduplicate / query read an iterator
 _MAX_TABLE_HINT = 1 << 24  # keys pre-allocated in a band table (256 MiB); more grow it
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _END = object()
-
-
-def _text_array(texts) -> pa.Array:
-    """A batch of texts as Arrow strings; a lone surrogate (not encodable as UTF-8, e.g. from a
-    decoded UTF-16 fragment) becomes U+FFFD, as invalid UTF-8 does in the readers."""
-    if isinstance(texts, pa.ChunkedArray):
-        return texts.combine_chunks()
-    if isinstance(texts, (pa.Array, str, bytes)):
-        return texts  # a lone str / bytes is refused by the pipeline with a clear message
-    texts = texts if isinstance(texts, list) else list(texts)
-    try:
-        return pa.array(texts, type=pa.large_string())
-    except UnicodeEncodeError:
-        return pa.array([_SURROGATE.sub("\ufffd", t) if isinstance(t, str) else t for t in texts],
-                        type=pa.large_string())
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return texts  # not all strings: the pipeline names the problem
 
 
 def _is_sized(texts) -> bool:
@@ -195,7 +176,7 @@ class LSHBloom(Estimator):
     def band_keys(self, texts) -> np.ndarray:
         """uint64 (n_docs, bands) band keys of a batch (needs no fitting)."""
         params = self.params_ if self.is_fitted() else self.params.validated()
-        return band_keys_for_texts(_text_array(texts), params)
+        return band_keys_for_texts(texts, params)
 
     def _add(self, keys: np.ndarray, ids, detect: bool) -> DedupResult:
         """Insert documents in order; with detect, flag those sharing a key with earlier ones."""
