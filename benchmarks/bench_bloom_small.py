@@ -14,7 +14,7 @@ Writes benchmarks/results/bloom_small_filters.csv.
 from __future__ import annotations
 
 import argparse
-import csv
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +23,9 @@ from corpus_miner.dedup.bloom import BloomFilter, bloom_size, key_fp_prob
 from corpus_miner.dedup.scalable_bloom import layer_shape, next_prime
 
 RATE, BANDS, QUERIES = 5e-4, 13, 100_000
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from eval_dedup_quality import write_csv  # noqa: E402  (the dedup benchmarks' CSV writer)
+
 OUT = Path(__file__).resolve().parent / "results" / "bloom_small_filters.csv"
 
 
@@ -52,12 +55,7 @@ def main() -> None:
                          "num_hashes": num_hashes, "configured_rate": RATE,
                          "measured_rate": measured, "ratio": round(measured / RATE, 3)})
             print(rows[-1], flush=True)
-    OUT.parent.mkdir(exist_ok=True)
-    with open(OUT, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
+    write_csv(OUT, rows)
 
 if __name__ == "__main__":
     main()

@@ -13,12 +13,15 @@ Writes benchmarks/results/choose_bands.csv.
 from __future__ import annotations
 
 import argparse
-import csv
 import statistics
+import sys
 import time
 from pathlib import Path
 
-from corpus_miner.dedup.banding import _search_bands, banding_errors, choose_bands
+from corpus_miner.dedup.banding import banding_errors, choose_bands
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from eval_dedup_quality import write_csv  # noqa: E402  (the dedup benchmarks' CSV writer)
 
 OUT = Path(__file__).resolve().parent / "results" / "choose_bands.csv"
 
@@ -52,7 +55,7 @@ def main() -> None:
     rows = []
     for threshold in (0.5, 0.85):
         for num_perm in (256, 1024, 4096, 16384, 65536):
-            fast, answer = timed(lambda: _search_bands(threshold, num_perm, 0.5, 0.5),
+            fast, answer = timed(lambda: choose_bands.__wrapped__(threshold, num_perm),  # no cache
                                  args.repeats)
             row = {"threshold": threshold, "num_perm": num_perm, "bands": answer[0],
                    "rows": answer[1], "line_search_s": round(fast, 4), "brute_force_s": "",
@@ -62,12 +65,7 @@ def main() -> None:
                 row.update(brute_force_s=round(slow, 3), same_answer=expected == answer)
             rows.append(row)
             print(row, flush=True)
-    OUT.parent.mkdir(exist_ok=True)
-    with open(OUT, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
+    write_csv(OUT, rows)
 
 if __name__ == "__main__":
     main()
