@@ -58,6 +58,15 @@ def test_save_accepts_plain_lists_and_empty_corpus(tmp_path):
     assert TokenCorpus.load(tmp_path / "s").decode([0, 1]) == "é b"
 
 
+def test_decode_writes_cjk_characters_without_spaces(write_jsonl):
+    from corpus_miner.corpus import tokenize
+
+    text = "我们使用cookie来改善您的体验"
+    corpus = load_corpus(write_jsonl("cjk.jsonl", [{"text": text}]))
+    decoded = corpus.decode(corpus.doc_tokens(0))
+    assert decoded == "我们使用 cookie 来改善您的体验" and tokenize(decoded) == tokenize(text)
+
+
 def test_empty_input_is_a_valid_empty_corpus(write_jsonl, tmp_path):
     corpus = load_corpus([write_jsonl("empty.jsonl", [])])
     assert corpus.n_docs == 0 and corpus.n_tokens == 0 and corpus.doc_offsets.tolist() == [0]

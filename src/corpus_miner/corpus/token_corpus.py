@@ -74,8 +74,11 @@ class TokenCorpus:
         return self.tokens[self.doc_offsets[i]:self.doc_offsets[i + 1]]
 
     def decode(self, ids) -> str:
-        """Token ids back to text: tokens joined by single spaces."""
-        return " ".join(self.vocab[int(t)] for t in ids)
+        """Token ids back to readable text that tokenizes to the same tokens (join_tokens: single
+        spaces, none between two CJK/Thai characters)."""
+        from corpus_miner.corpus.tokenizer import join_tokens
+
+        return join_tokens([self.vocab[int(t)] for t in ids])
 
     def token_id(self, token: str) -> int | None:
         """Id of a token string, or None when it is not in the vocabulary."""
