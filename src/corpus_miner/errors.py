@@ -9,6 +9,11 @@ class InputError(CorpusMinerError):
     """An input file is missing, unreadable, malformed or lacks a required field."""
 
 
+class OutputError(CorpusMinerError):
+    """An output cannot be written: it is an input, its folder is not writable, the disk is full,
+    stdout is closed..."""
+
+
 class ParameterError(CorpusMinerError, ValueError):
     """A parameter is outside its valid range."""
 

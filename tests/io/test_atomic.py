@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from corpus_miner.io.atomic import atomic_dir, atomic_path
-from corpus_miner.errors import InputError
+from corpus_miner.errors import OutputError
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
@@ -34,7 +34,7 @@ def test_special_file_is_written_in_place_not_renamed_over(tmp_path):
 
 
 def test_file_output_onto_a_folder_is_a_clear_error(tmp_path):
-    with pytest.raises(InputError, match="is a folder"):
+    with pytest.raises(OutputError, match="is a folder"):
         with atomic_path(tmp_path):
             pass
 
@@ -43,7 +43,7 @@ def test_folder_output_onto_a_file_is_refused_and_the_file_kept(tmp_path):
     # It used to move the file aside to a hidden ".name.old-PID" that was never removed.
     target = tmp_path / "corpus"
     target.write_text("user data")
-    with pytest.raises(InputError, match="not a folder"):
+    with pytest.raises(OutputError, match="not a folder"):
         with atomic_dir(target):
             pass
     assert target.read_text() == "user data"
@@ -54,7 +54,7 @@ def test_folder_output_never_replaces_a_folder_it_did_not_write(tmp_path):
     target = tmp_path / "Documents"
     target.mkdir()
     (target / "thesis.txt").write_text("years of work")
-    with pytest.raises(InputError, match="not a corpus-miner output"):
+    with pytest.raises(OutputError, match="not a corpus-miner output"):
         with atomic_dir(target):
             pass
     assert (target / "thesis.txt").read_text() == "years of work"

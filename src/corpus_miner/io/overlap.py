@@ -1,0 +1,95 @@
+"""Whether an output would overwrite an input: the same file (same path, a symlink or a hard
+link: same device and inode), a file or folder inside an input folder, or a folder output that
+holds an input. "-" stands for stdin among inputs and for stdout among outputs.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Iterable
+
+from corpus_miner.errors import OutputError
+
+STDIO = "-"
+
+
+def _identity(path: str, stream_fd: int) -> tuple[int, int] | None:
+    """(device, inode) of an existing file or folder ("-": the file behind `stream_fd`), else
+    None. Devices and pipes hold no data that writing could destroy: None too."""
+    try:
+        info = os.fstat(stream_fd) if path == STDIO else os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _chain(path: str, stream_fd: int) -> list[tuple[int, int]]:
+    """Identities of `path` and of every existing folder above it (for "-": just the stream)."""
+    if path == STDIO:
+        own = _identity(path, stream_fd)
+        return [own] if own else []
+    absolute = Path(os.path.abspath(path))
+    found = []
+    for item in (absolute, *absolute.parents):
+        own = _identity(str(item), stream_fd)
+        if own is not None:
+            found.append(own)
+    return found
+
+
+def overlapping_input(output: str | os.PathLike, inputs: Iterable) -> str | None:
+    """The first input that `output` would overwrite or sit inside, or that sits inside an
+    output folder; None when they are apart."""
+    output = os.fspath(output)
+    out_chain = _chain(output, _fd(sys.stdout))
+    out_self = _identity(output, _fd(sys.stdout))
+    for item in inputs:
+        item = os.fspath(item)
+        own = _identity(item, _fd(sys.stdin))
+        if own is None:
+            continue
+        if own in out_chain:  # the input itself, or a folder holding the output
+            return item
+        if out_self is not None and output != STDIO and out_self in _chain(item, _fd(sys.stdin)):
+            return item  # the input is inside the output folder
+    return None
+
+
+def check_apart(inputs: Iterable, outputs: Iterable) -> None:
+    """OutputError naming the first output that would overwrite an input (see module doc)."""
+    inputs = list(inputs)
+    for output in outputs:
+        if output is None:
+            continue
+        hit = overlapping_input(output, inputs)
+        if hit is not None:
+            raise OutputError(conflict_message(os.fspath(output), hit))
+
+
+def conflict_message(output: str, hit: str) -> str:
+    where = "stdout" if output == STDIO else output
+    what = "stdin" if hit == STDIO else hit
+    if output != STDIO and hit != STDIO and Path(hit).is_dir() and not _same(output, hit):
+        return (f"{where}: is inside the input folder {what}; writing there would change the "
+                "input; name an output outside it")
+    if output != STDIO and Path(output).is_dir() and not _same(output, hit):
+        return (f"{where}: the output folder holds the input {what} and would replace it; "
+                "name another output folder")
+    return (f"{where}: is the same file as the input {what}; writing it would destroy the "
+            "input; name another output")
+
+
+def _same(a: str, b: str) -> bool:
+    return _identity(a, -1) == _identity(b, -1)
+
+
+def _fd(stream) -> int:
+    try:
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return -1
