@@ -140,5 +140,5 @@ def test_group_by_a_mixed_type_field_uses_the_original_values():
     from corpus_miner.coverage.report import MISSING_GROUP, _group_values
 
     records = _rows_to_table([{"text": "a", "site": "x.org"}, {"text": "b", "site": 7},
-                              {"text": "c"}], "text")
+                              {"text": "c"}])
     assert _group_values(records, "site", False, "in.jsonl") == ["x.org", "7", MISSING_GROUP]

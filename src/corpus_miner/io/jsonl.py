@@ -9,10 +9,12 @@ per non-blank line and no inferred timestamps; otherwise the chunk is parsed lin
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
 from corpus_miner.errors import InputError
@@ -31,53 +33,100 @@ class ParsedChunk:
 
 
 def iter_line_chunks(stream: BinaryIO, chunk_bytes: int, name: str) -> Iterator[tuple[bytes, int]]:
-    """(chunk of whole lines, 1-based line number of its first line) from a binary stream."""
-    pending = b""
-    line = 1
-    while True:
+    """(chunk of whole lines, 1-based line number of its first line) from a binary stream.
+
+    A line longer than a chunk is gathered as a list of blocks and joined once when it ends, so
+    assembling it costs its length, not its length times the number of blocks."""
+    def read() -> bytes:
         try:
-            block = stream.read(chunk_bytes)
+            return stream.read(chunk_bytes)
         except (OSError, pa.ArrowException, EOFError) as exc:
             raise InputError(f"{name}: cannot read or decompress ({_one_line(exc)})") from None
-        if not block:
-            break
-        if line == 1 and not pending and block.startswith(_UTF8_BOM):  # editors add one
-            block = block[len(_UTF8_BOM):]
-        block = pending + block if pending else block
+
+    def blocks() -> Iterator[bytes]:
+        head = read()  # editors add a byte order mark; a pipe may deliver it in pieces
+        while head and len(head) < len(_UTF8_BOM) and _UTF8_BOM.startswith(head):
+            more = read()
+            if not more:
+                break
+            head += more
+        head = head.removeprefix(_UTF8_BOM)
+        if head:
+            yield head
+        while block := read():
+            yield block
+
+    pending: list[bytes] = []  # blocks of the unfinished last line, none with a newline
+    line = 1
+    for block in blocks():
         cut = block.rfind(b"\n")
-        if cut < 0:  # a line longer than one chunk: keep reading until it ends
-            pending = block
+        if cut < 0:  # still inside a long line: keep reading until it ends
+            pending.append(block)
             continue
-        chunk, pending = block[:cut + 1], block[cut + 1:]
+        chunk = b"".join((*pending, block[:cut + 1])) if pending else block[:cut + 1]
+        pending = [block[cut + 1:]] if cut + 1 < len(block) else []
         yield chunk, line
         line += chunk.count(b"\n")
     if pending:
-        yield pending, line
+        yield b"".join(pending), line
 
 
 def parse_chunk(chunk: bytes, first_line: int, name: str, text_field: str,
                 skip_bad: bool) -> ParsedChunk:
     """Parse one chunk of JSON lines into a table with all fields, in line order."""
-    table = _parse_with_arrow(chunk)
-    if table is not None:
-        return ParsedChunk(table, None, 0, 0)
+    n_lines = chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
+    # Arrow's parser is fast on many lines but slow on huge strings (one 200 MB line: 2.5 s,
+    # json.loads 0.4 s): lines that average megabytes go to the Python path directly.
+    if len(chunk) < _LONG_LINE_BYTES * n_lines:
+        table = _parse_with_arrow(chunk, n_lines)
+        if table is not None:
+            return ParsedChunk(table, None, 0, 0)
     return _parse_with_python(chunk, first_line, name, text_field, skip_bad)
 
 
-def _parse_with_arrow(chunk: bytes) -> pa.Table | None:
+_LONG_LINE_BYTES = 1 << 20
+
+
+def _parse_with_arrow(chunk: bytes, n_lines: int) -> pa.Table | None:
     options = pa_json.ReadOptions(use_threads=False, block_size=len(chunk) + 1)
     try:
         table = pa_json.read_json(pa.BufferReader(chunk), read_options=options)
+        _decode_names(pa.struct(table.schema))  # the parser does not check names for UTF-8
     except (pa.ArrowException, UnicodeDecodeError, ValueError):
         return None
-    n_lines = chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
     if table.num_rows != n_lines or any(_has_timestamp(f.type) for f in table.schema):
         return None  # blank lines, several objects on a line, or inferred timestamps
     try:  # the parser copies invalid UTF-8 bytes into string columns unchecked
         table.validate(full=True)
     except pa.ArrowInvalid:
         return None  # the Python path replaces and counts them
+    if any(_may_hold_integers(column) for column in table.columns):
+        return None  # 1 or 2**64 - 1 read as a float: only the Python path keeps them exact
     return table
+
+
+def _may_hold_integers(column) -> bool:
+    """True when a float column (at any depth) has an integral value: the parser reads a field
+    mixing 1 and 1.5, and integers beyond int64, as doubles, and an integral double may have
+    been an integer literal. Non-integral doubles can only come from float literals."""
+    if isinstance(column, pa.ChunkedArray):
+        return any(_may_hold_integers(chunk) for chunk in column.chunks)
+    kind = column.type
+    if pa.types.is_floating(kind):
+        return bool(pc.any(pc.equal(pc.floor(column), column)).as_py())
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return _may_hold_integers(column.flatten())
+    if pa.types.is_struct(kind):
+        return any(_may_hold_integers(column.field(i)) for i in range(kind.num_fields))
+    return False
+
+
+def _decode_names(data_type: pa.DataType) -> None:
+    """UnicodeDecodeError unless every field name, at any depth, is UTF-8."""
+    for i in range(data_type.num_fields):
+        field = data_type.field(i)
+        field.name  # noqa: B018 - decoding is the check
+        _decode_names(field.type)
 
 
 def _has_timestamp(data_type: pa.DataType) -> bool:
@@ -103,34 +152,49 @@ def _parse_with_python(chunk: bytes, first_line: int, name: str, text_field: str
             row = json.loads(line)
             if not isinstance(row, dict):
                 raise ValueError(f"expected a JSON object, got {type(row).__name__}")
-        except ValueError as exc:  # JSONDecodeError is a ValueError
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
             if skip_bad:
                 bad_lines += 1
                 continue
             raise InputError(f"{name}: line {first_line + offset}: malformed JSON "
                              f"({_one_line(exc)}); fix the line or pass --skip-bad") from None
-        text = row.get(text_field)
-        if isinstance(text, str) and _has_surrogates(text):  # from escapes like "\ud800"
-            row[text_field] = "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
-            replaced = True
+        if _SURROGATE_ESCAPE.search(line):  # "\ud800" alone decodes to a str UTF-8 cannot hold
+            row, lone = _without_surrogates(row)
+            replaced = replaced or lone
         invalid_utf8 += replaced
         rows.append(row)
-    return ParsedChunk(_rows_to_table(rows, text_field), [row.get(text_field) for row in rows],
+    return ParsedChunk(_rows_to_table(rows), [row.get(text_field) for row in rows],
                        invalid_utf8, bad_lines)
 
 
-def _has_surrogates(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _rows_to_table(rows: list[dict], text_field: str) -> pa.Table:
-    """Columns in order of first appearance. A column of mixed JSON types (1 here, "a" there)
-    holds each value's JSON text, marked with JSON_TEXT in its field metadata, so writers can
-    give every value back exactly as it was (`json_values`)."""
+def _without_surrogates(value):
+    """(value with every lone surrogate, in keys and strings at any depth, replaced by U+FFFD,
+    whether any was)."""
+    if isinstance(value, str):
+        fixed = _LONE_SURROGATE.sub("\ufffd", value)
+        return fixed, fixed != value
+    if isinstance(value, list):
+        pairs = [_without_surrogates(v) for v in value]
+        return [v for v, _ in pairs], any(r for _, r in pairs)
+    if isinstance(value, dict):
+        out, replaced = {}, False
+        for key, item in value.items():
+            key, r1 = _without_surrogates(key)
+            out[key], r2 = _without_surrogates(item)
+            replaced = replaced or r1 or r2
+        return out, replaced
+    return value, False
+
+
+def _rows_to_table(rows: list[dict]) -> pa.Table:
+    """Columns in order of first appearance, each value exactly as parsed. A column Arrow cannot
+    type exactly (1 here and "a" or 1.5 there, integers beyond int64) holds each value's JSON
+    text, marked with JSON_TEXT in its field metadata, so writers can give every value back
+    exactly as it was (`json_values`)."""
     names: dict[str, None] = {}
     for row in rows:
         for key in row:
@@ -138,17 +202,37 @@ def _rows_to_table(rows: list[dict], text_field: str) -> pa.Table:
     fields, columns = [], []
     for key in names:
         values = [row.get(key) for row in rows]
-        try:
-            column = pa.array(values)
-            fields.append(pa.field(key, column.type))
-        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        column = _exact_array(values)
+        if column is None:
             column = pa.array([None if v is None else json.dumps(v, ensure_ascii=False)
                                for v in values], type=pa.string())
             fields.append(pa.field(key, pa.string(), metadata={JSON_TEXT: b"1"}))
+        else:
+            fields.append(pa.field(key, column.type))
         columns.append(column)
-    if not columns:  # only `{}` lines: keep the row count visible
-        return pa.table({text_field: pa.nulls(len(rows), type=pa.string())})
+    if not columns:  # only `{}` lines: rows without fields, as Arrow's parser gives them
+        return pa.Table.from_struct_array(pa.array([{}] * len(rows), pa.struct([])))
     return pa.Table.from_arrays(columns, schema=pa.schema(fields))
+
+
+def _exact_array(values: list) -> pa.Array | None:
+    """An Arrow array of the values that gives each one back unchanged, or None. pa.array turns
+    [1, 1.5] into doubles and fails beyond int64; integers up to 2**64 - 1 fit uint64."""
+    try:
+        column = pa.array(values)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        if all(v is None or type(v) is int and 0 <= v < 1 << 64 for v in values):
+            return pa.array(values, pa.uint64())
+        return None
+    if _has_float(column.type) and json.dumps(values) != json.dumps(column.to_pylist()):
+        return None  # an integer became a float (or a missing key a null) somewhere inside
+    return column
+
+
+def _has_float(data_type: pa.DataType) -> bool:
+    if pa.types.is_floating(data_type):
+        return True
+    return any(_has_float(data_type.field(i).type) for i in range(data_type.num_fields))
 
 
 JSON_TEXT = b"corpus_miner.json_text"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import queue
@@ -14,8 +13,8 @@ from typing import Iterable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from corpus_miner.io.atomic import atomic_path
-from corpus_miner.io.jsonl import is_json_text, json_values
+from corpus_miner.io.atomic import atomic_path, text_output, writing_stdout
+from corpus_miner.io.jsonl import JSON_TEXT, is_json_text, json_values
 from corpus_miner.io.readers import DocumentBatch
 from corpus_miner.errors import ParameterError
 
@@ -30,7 +29,8 @@ def write_records(batches_or_table, path) -> int:
     batches whose schemas differ are unified, missing fields become null).
     """
     if str(path) == "-":  # a pipe cannot be written atomically: records stream as they come
-        return _write_jsonl(_tables(batches_or_table), sys.stdout)
+        with writing_stdout():
+            return _write_jsonl(_tables(batches_or_table), sys.stdout)
     path = Path(path)
     name = path.name.lower()
     if not name.endswith(OUTPUT_SUFFIXES):
@@ -41,11 +41,10 @@ def write_records(batches_or_table, path) -> int:
         if name.endswith(".parquet"):
             return _write_parquet(tables, tmp)
         if not name.endswith(".gz"):
-            with open(tmp, "w", encoding="utf-8", newline="\n") as out:
+            with text_output(tmp, compress=False) as out:
                 return _write_jsonl(tables, out)
-        # gzip level 6: level 9 (the default) cost 1.6x the write time for ~2% smaller files.
-        with gzip.open(tmp, "wb", compresslevel=6) as raw:
-            out = _WriteInBackground(raw)
+        with text_output(tmp, compress=True) as text:
+            out = _WriteInBackground(text.buffer)
             try:
                 return _write_jsonl(tables, out)
             finally:
@@ -123,34 +122,45 @@ def _tables(source) -> Iterable[pa.Table]:
 def _write_parquet(tables: Iterable[pa.Table], tmp: Path) -> int:
     """Stream tables into one Parquet file of one schema.
 
-    JSON chunks are typed independently (a field may be all-null in one chunk, or appear only
-    later), so when a table does not fit the schema written so far, the schemas are unified and
-    the rows already written are copied once into a new file with the wider schema: memory stays
-    bounded by a batch, and the rare rewrite costs one pass over the output.
+    JSON chunks are typed independently (a field may be all-null in one chunk, integers in one
+    and floats in the next, or appear only later), so when a table does not fit the schema
+    written so far, the schemas are unified and the rows already written are copied once into a
+    new file with the wider schema: memory stays bounded by a batch, and the rare rewrite costs
+    one pass over the output. Unifying never changes a value: a field whose types cannot widen
+    exactly (int64 and double, int64 and uint64) becomes a JSON-text field, like a field of
+    mixed types inside one chunk.
     """
     writer, schema, rows = None, None, 0
+    fieldless = 0  # leading records without any field: Parquet keeps no rows without columns
     spare = tmp.with_name(tmp.name + ".widen")
     try:
         for table in tables:
             if writer is None:
-                schema = _widen_nulls(table.schema)
-                writer = pq.ParquetWriter(tmp, schema)
+                if table.num_columns == 0:
+                    fieldless += table.num_rows
+                    continue
+                schema = _storable(table.schema)
+                writer = _parquet_writer(tmp, schema)
+                if fieldless:
+                    writer.write_table(_conform(pa.Table.from_struct_array(
+                        pa.array([{}] * fieldless, pa.struct([]))), schema))
+                    rows += fieldless
             conformed = _conform(table, schema)
             if conformed is None:  # rewrite what we have with the unified schema
                 writer.close()
-                schema = _unified(schema, table.schema)
+                schema = _storable(_unified(schema, table.schema))
                 os.replace(tmp, spare)
-                writer = pq.ParquetWriter(tmp, schema)
+                writer = _parquet_writer(tmp, schema)
                 for old in pq.ParquetFile(spare).iter_batches():
                     writer.write_table(_conform(pa.Table.from_batches([old]), schema))
                 spare.unlink()
                 conformed = _conform(table, schema)
-                if conformed is None:
-                    raise ParameterError(f"{tmp.name}: fields with incompatible types across "
-                                         "batches cannot share one Parquet schema; write .jsonl")
             writer.write_table(conformed)
             rows += table.num_rows
         if writer is None:
+            if fieldless:
+                raise ParameterError(f"{fieldless:,} records without any field cannot be "
+                                     "written to Parquet; write .jsonl")
             pq.write_table(pa.table({}), tmp)
     finally:
         if writer is not None:
@@ -159,39 +169,128 @@ def _write_parquet(tables: Iterable[pa.Table], tmp: Path) -> int:
     return rows
 
 
-def _unified(schema: pa.Schema, other: pa.Schema) -> pa.Schema:
-    """Field order of `schema` then new fields; conflicting types fall back to string."""
+def _parquet_writer(tmp: Path, schema: pa.Schema) -> pq.ParquetWriter:
     try:
-        return _widen_nulls(pa.unify_schemas([schema, other], promote_options="permissive"))
-    except (pa.ArrowException, TypeError):
-        pass
+        return pq.ParquetWriter(tmp, schema)
+    except (pa.ArrowException, NotImplementedError) as exc:
+        raise ParameterError(f"these records cannot be written to Parquet ({exc}); write "
+                             ".jsonl") from None
+
+
+def _storable(schema: pa.Schema) -> pa.Schema:
+    """`schema` with every field Parquet cannot store (an empty object, `{}`, at any depth)
+    turned into a JSON-text field, which holds the same values exactly."""
+    fields = []
+    for field in schema:
+        if not is_json_text(field) and _has_empty_struct(field.type):
+            field = pa.field(field.name, pa.string(), metadata={JSON_TEXT: b"1"})
+        fields.append(field)
+    return pa.schema(fields, metadata=schema.metadata)
+
+
+def _has_empty_struct(data_type: pa.DataType) -> bool:
+    if pa.types.is_struct(data_type) and data_type.num_fields == 0:
+        return True
+    return any(_has_empty_struct(data_type.field(i).type) for i in range(data_type.num_fields))
+
+
+def _unified(schema: pa.Schema, other: pa.Schema) -> pa.Schema:
+    """Field order of `schema` then new fields; each shared field takes a type both widen to
+    exactly, else JSON text."""
     fields = {f.name: f for f in schema}
     for f in other:
         old = fields.get(f.name)
-        if old is None:
-            fields[f.name] = f
-        elif not old.type.equals(f.type):
-            fields[f.name] = old.with_type(pa.string())
-    return _widen_nulls(pa.schema(list(fields.values())))
+        fields[f.name] = f if old is None else _merged_field(old, f)
+    return pa.schema(list(fields.values()), metadata=schema.metadata)
 
 
-def _widen_nulls(schema: pa.Schema) -> pa.Schema:
-    """A column null in every row so far has type null; let it take strings later."""
-    return pa.schema([f.with_type(pa.string()) if pa.types.is_null(f.type) else f
-                      for f in schema], metadata=schema.metadata)
+def _merged_field(a: pa.Field, b: pa.Field) -> pa.Field:
+    if is_json_text(a) == is_json_text(b) and a.type.equals(b.type):
+        return a
+    if not (is_json_text(a) or is_json_text(b)):
+        if pa.types.is_null(a.type):
+            return b
+        if pa.types.is_null(b.type):
+            return a
+        try:
+            wide = pa.unify_schemas([pa.schema([a.with_metadata(None)]),
+                                     pa.schema([b.with_metadata(None)])],
+                                    promote_options="permissive").field(0)
+        except (pa.ArrowException, TypeError):
+            wide = None
+        if wide is not None and _widens_exactly(a.type, wide.type) \
+                and _widens_exactly(b.type, wide.type):
+            return wide
+    for field in (a, b):
+        if not is_json_text(field) and not _json_expressible(field.type):
+            raise ParameterError(f"field '{a.name}' is {a.type} in some records and {b.type} "
+                                 "in others, which one Parquet column cannot hold exactly; "
+                                 "make the inputs agree or write .jsonl")
+    return pa.field(a.name, pa.string(), metadata={JSON_TEXT: b"1"})
+
+
+_EXACT_SCALARS = {  # type -> types that hold all its values exactly
+    pa.int8(): "int8 int16 int32 int64", pa.int16(): "int16 int32 int64",
+    pa.int32(): "int32 int64", pa.uint8(): "uint8 uint16 uint32 uint64 int16 int32 int64",
+    pa.uint16(): "uint16 uint32 uint64 int32 int64", pa.uint32(): "uint32 uint64 int64",
+    pa.float16(): "float16 float32 float64", pa.float32(): "float32 float64",
+    pa.string(): "string large_string", pa.binary(): "binary large_binary",
+}
+
+
+def _widens_exactly(source: pa.DataType, target: pa.DataType) -> bool:
+    """Casting `source` to `target` keeps every value (a struct may gain fields: nulls)."""
+    if source.equals(target) or pa.types.is_null(source):
+        return True
+    if pa.types.is_struct(source) and pa.types.is_struct(target):
+        names = [target.field(i).name for i in range(target.num_fields)]
+        return all(source.field(i).name in names and _widens_exactly(
+            source.field(i).type, target.field(source.field(i).name).type)
+            for i in range(source.num_fields))
+    if _is_list(source) and _is_list(target):
+        return _widens_exactly(source.value_type, target.value_type)
+    return str(target) in _EXACT_SCALARS.get(source, "").split()
+
+
+def _is_list(data_type: pa.DataType) -> bool:
+    return pa.types.is_list(data_type) or pa.types.is_large_list(data_type)
+
+
+def _json_expressible(data_type: pa.DataType) -> bool:
+    """Values of this type survive json.dumps/json.loads unchanged."""
+    if (pa.types.is_null(data_type) or pa.types.is_boolean(data_type)
+            or pa.types.is_integer(data_type) or pa.types.is_floating(data_type)
+            or pa.types.is_string(data_type) or pa.types.is_large_string(data_type)):
+        return True
+    if pa.types.is_struct(data_type) or _is_list(data_type):
+        return all(_json_expressible(data_type.field(i).type)
+                   for i in range(data_type.num_fields))
+    return False
 
 
 def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table | None:
-    """`table` with exactly `schema` (missing fields null), or None if it cannot fit."""
-    if table.schema.equals(schema):
+    """`table` with exactly `schema` (missing fields null), or None if it cannot fit exactly."""
+    if table.schema.equals(schema, check_metadata=True):
         return table
     if any(name not in schema.names for name in table.column_names):
         return None
-    try:
-        columns = [table.column(f.name).cast(f.type) if f.name in table.column_names
-                   else pa.nulls(table.num_rows, f.type) for f in schema]
-    except (pa.ArrowException, NotImplementedError):
-        return None
+    columns = []
+    for field in schema:
+        if field.name not in table.column_names:
+            columns.append(pa.nulls(table.num_rows, field.type))
+            continue
+        source = table.schema.field(field.name)
+        if is_json_text(field) and not is_json_text(source):
+            columns.append(pa.array([None if v is None else json.dumps(v, ensure_ascii=False)
+                                     for v in table.column(field.name).to_pylist()], pa.string()))
+        elif is_json_text(field) == is_json_text(source) \
+                and _widens_exactly(source.type, field.type):
+            try:
+                columns.append(table.column(field.name).cast(field.type))
+            except (pa.ArrowException, NotImplementedError):
+                return None
+        else:
+            return None
     return pa.table(columns, schema=schema)
 
 

@@ -19,7 +19,7 @@ from typing import Iterator, Sequence, TextIO
 import numpy as np
 
 from corpus_miner.corpus.tokenizer import join_with_kinds, token_kind
-from corpus_miner.io.atomic import atomic_path
+from corpus_miner.io.atomic import atomic_path, text_output
 from corpus_miner.errors import FormatError, InputError, ParameterError
 
 COLUMNS = ("phrase", "length", "df", "occurrences")
@@ -152,8 +152,7 @@ def write_phrases(table: PhraseTable, path: str | Path) -> None:
                 for row in table.rows():
                     out.write("\t".join(str(row[c]) for c in COLUMNS) + "\n")
         else:
-            opener = gzip.open if path.name.lower().endswith(".gz") else open
-            with opener(tmp, "wt", encoding="utf-8", newline="\n") as out:
+            with text_output(tmp, compress=path.name.lower().endswith(".gz")) as out:
                 write_phrases_jsonl(table, out)
 
 

@@ -16,15 +16,13 @@ letters and digits, so the project's tokenizer gives the same tokens back from "
 
 from __future__ import annotations
 
-import gzip
 import json
-import os
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 
-from corpus_miner.io.atomic import atomic_path
+from corpus_miner.io.atomic import atomic_path, text_output
 from corpus_miner.errors import ParameterError
 
 ARTICLE_PHRASES = (
@@ -71,10 +69,22 @@ def unique_random_words(count: int, rng: np.random.Generator, exclude: Iterable[
     return _letters(codes[:count], 8)
 
 
+MAX_COUNT = 2**31 - 1  # any size parameter; beyond it numpy overflows or cannot allocate
+MAX_WORDS = 2**32  # words of a whole generated corpus (already tens of GB as Python lists)
+
+
 def _check_positive(**values):
     for name, value in values.items():
         if int(value) != value or value < 1:
             raise ParameterError(f"{name}={value}: must be a positive integer")
+        if value > MAX_COUNT:
+            raise ParameterError(f"{name}={value}: must be at most 2^31 - 1 ({MAX_COUNT:,})")
+
+
+def _check_words(n_docs: int, words_per_doc: int) -> None:
+    if n_docs * words_per_doc > MAX_WORDS:
+        raise ParameterError(f"{n_docs:,} documents of {words_per_doc:,} words: at most "
+                             f"2^32 ({MAX_WORDS:,}) words in a generated corpus")
 
 
 def _rng(seed) -> np.random.Generator:
@@ -89,6 +99,7 @@ def synthetic1(n_docs: int, words_per_doc: int = 5000,
                phrases: Sequence[tuple[str, int]] = ARTICLE_PHRASES, seed: int = 0) -> list[list[str]]:
     """The article's Synthetic 1: unique random background words, phrases inserted with supports."""
     _check_positive(n_docs=n_docs, words_per_doc=words_per_doc)
+    _check_words(n_docs, words_per_doc)
     rng = _rng(seed)
     phrase_tokens = [(text.lower().split(), int(support)) for text, support in phrases]
     for tokens, support in phrase_tokens:
@@ -131,6 +142,7 @@ def synthetic2(n_docs: int, words_per_doc: int = 1000, n_families: int = 3, fami
     _check_positive(n_docs=n_docs, words_per_doc=words_per_doc, n_families=n_families,
                     family_length=family_length, windows_per_doc=windows_per_doc,
                     family_vocabulary=family_vocabulary)
+    _check_words(n_docs, words_per_doc + windows_per_doc * family_length)
     max_window = max(2, family_length // 2) if max_window is None else max_window
     if not 2 <= max_window <= family_length:
         raise ParameterError(f"max_window={max_window}: must be between 2 and family_length="
@@ -156,12 +168,7 @@ def write_jsonl(docs: Sequence[Sequence[str]], path: str | Path, id_prefix: str 
     """Write documents as JSONL rows {"id": "<prefix>-<n>", "text": tokens joined by spaces},
     atomically; `.gz` suffix compresses."""
     path = Path(path)
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
-    with atomic_path(path) as tmp:
-        with opener(tmp, "wt", encoding="utf-8", newline="\n") as out:
-            for n, doc in enumerate(docs):
-                out.write(json.dumps({"id": f"{id_prefix}-{n}", "text": " ".join(doc)}) + "\n")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # the temporary file is private (0600); a corpus is not
+    with atomic_path(path) as tmp, text_output(tmp, path.name.lower().endswith(".gz")) as out:
+        for n, doc in enumerate(docs):
+            out.write(json.dumps({"id": f"{id_prefix}-{n}", "text": " ".join(doc)}) + "\n")
     return path
