@@ -34,6 +34,9 @@ def _char_class(flags: np.ndarray) -> str:
     return "[" + "".join(ranges) + "]"
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 @functools.lru_cache(maxsize=1)
 def token_regex() -> re.Pattern:
     """The rule as a stdlib `re` pattern over lowercased text (which lacks \\p), from the table:
@@ -148,8 +151,11 @@ class TokenIdAssigner:
     def n_vocab(self) -> int:
         return int(self._state[kernels.N_VOCAB])
 
-    def add_texts(self, texts: pa.Array) -> None:
-        """Tokenize a string array (no nulls); one document per element."""
+    def add_texts(self, texts) -> None:
+        """Tokenize a string array (no nulls), or any sequence of str; one document per element.
+        A lone surrogate (which UTF-8 cannot hold) separates tokens, as in `tokenize`."""
+        if not isinstance(texts, (pa.Array, pa.ChunkedArray)):
+            texts = pa.array([_LONE_SURROGATE.sub("\ufffd", t) for t in texts], pa.string())
         offsets, data = arrow_string_buffers(texts)
         n = len(offsets) - 1
         self._ensure_doc_capacity(self.n_docs + n)

@@ -8,6 +8,7 @@ missing or non-string text fields, missing or unreadable files (see `ReadStats`)
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import queue
@@ -46,12 +47,21 @@ class ReadStats:
     bad_lines_skipped: int = 0  # malformed JSON lines skipped with skip_bad
     invalid_utf8_replaced: int = 0  # lines/documents whose invalid UTF-8 was replaced by U+FFFD
     null_texts: int = 0  # null, missing or non-string texts read as empty documents
+    binary_texts_decoded: int = 0  # Parquet texts stored as bytes, decoded as UTF-8
     binary_files_skipped: int = 0  # text-folder files with a NUL byte in their first 8 KiB
+    unreadable_folders_skipped: int = 0  # text-folder subfolders that cannot be listed
     files: int = 0
     input_bytes: int = 0  # raw (possibly compressed) bytes consumed, for progress
 
+    PROBLEMS = ("bad_lines_skipped", "invalid_utf8_replaced", "null_texts", "binary_texts_decoded",
+                "binary_files_skipped", "unreadable_folders_skipped")
+
     def as_dict(self) -> dict:
         return asdict(self)
+
+    def problems(self) -> dict:
+        """The tolerated bad input that was seen: {counter: count} of the non-zero ones."""
+        return {name: getattr(self, name) for name in self.PROBLEMS if getattr(self, name)}
 
 
 @dataclass
@@ -143,8 +153,10 @@ class _Reader:
 
     def read(self, item) -> Iterator[DocumentBatch]:
         if str(item) == STDIN:
+            if sys.stdin is None:
+                raise InputError("stdin: closed; give an input file or pipe documents in")
             self.stats.files += 1
-            yield from self._jsonl(sys.stdin.buffer, STDIN, None)
+            yield from self._jsonl(sys.stdin.buffer, STDIN)
             return
         path = Path(item)
         if not path.exists():
@@ -157,51 +169,51 @@ class _Reader:
             if artefact is not None:  # its binary arrays are no text documents
                 raise InputError(f"{path}: is a saved {artefact} folder, not documents; "
                                  "pass the documents it was built from")
-            parquet_files = _parquet_files(path)
+            files = self._folder_files(path)
+            parquet_files = [f for f in files if f.name.lower().endswith(PARQUET_SUFFIXES)]
             if parquet_files:
                 for file in parquet_files:
                     yield from self._parquet(file)
             else:
-                yield from self._text_folder(path)
+                yield from self._text_folder(path, files)
         elif path.name.lower().endswith(PARQUET_SUFFIXES):
             yield from self._parquet(path)
         else:
-            yield from self._jsonl_file(path)
+            try:  # Python's file, not pa.OSFile, which seeks and so fails on pipes
+                raw = open(path, "rb")  # noqa: SIM115 - closed below, after the generator
+            except OSError as exc:
+                raise InputError(f"{path}: cannot read ({_reason(exc)})") from None
+            self.stats.files += 1
+            try:
+                yield from self._jsonl(raw, str(path))
+            finally:
+                raw.close()
 
     # -- JSONL -------------------------------------------------------------------------------
-    def _jsonl_file(self, path: Path) -> Iterator[DocumentBatch]:
+    def _jsonl(self, raw, name: str) -> Iterator[DocumentBatch]:
+        """JSON lines from a binary stream, plain or compressed (told by its first bytes). The
+        stream is read once from where it stands, never rewound, so stdin, pipes and
+        `<(zcat ...)` work like files."""
+        label = "stdin" if name == STDIN else name  # how messages name the input
+        source = _Counted(raw)
         try:
-            raw = pa.OSFile(str(path), "rb")
-            magic = raw.read(4)
-            raw.seek(0)
+            magic = source.peek(4)
         except (OSError, pa.ArrowException) as exc:
-            raise InputError(f"{path}: cannot read ({_reason(exc)})") from None
-        self.stats.files += 1
-        try:
-            if magic.startswith(_GZIP_MAGIC):
-                stream = pa.CompressedInputStream(raw, "gzip")
-            elif magic.startswith(_ZSTD_MAGIC):
-                stream = _zstd_stream(raw)
-            else:
-                stream = raw
-            yield from self._jsonl(stream, str(path), raw)
-        finally:
-            raw.close()
-
-    def _jsonl(self, stream, name: str, raw) -> Iterator[DocumentBatch]:
+            raise InputError(f"{label}: cannot read ({_reason(exc)})") from None
+        if magic.startswith(_GZIP_MAGIC):
+            stream = pa.CompressedInputStream(source, "gzip")
+        elif magic.startswith(_ZSTD_MAGIC):
+            stream = _zstd_stream(source)
+        else:
+            stream = source
         consumed = 0
         first = True
-        label = "stdin" if name == STDIN else name  # how messages name the input
         for chunk, first_line in iter_line_chunks(stream, self.batch_size, label):
             parsed = parse_chunk(chunk, first_line, label, self.text_field, self.skip_bad)
             self.stats.bad_lines_skipped += parsed.bad_lines
             self.stats.invalid_utf8_replaced += parsed.invalid_utf8
-            if raw is not None:
-                position = raw.tell()
-                self.stats.input_bytes += position - consumed
-                consumed = position
-            else:
-                self.stats.input_bytes += len(chunk)
+            self.stats.input_bytes += source.consumed - consumed
+            consumed = source.consumed
             if parsed.table.num_rows == 0:
                 continue
             yield self._batch(parsed.table, name, require_field=first,
@@ -232,12 +244,24 @@ class _Reader:
         except (OSError, pa.ArrowException) as exc:
             raise InputError(f"{path}: cannot read as Parquet ({_reason(exc)})") from None
 
-    # -- text folder -------------------------------------------------------------------------
-    def _text_folder(self, root: Path) -> Iterator[DocumentBatch]:
+    # -- folders ---------------------------------------------------------------------------
+    def _folder_files(self, root: Path) -> list[Path]:
+        """Files under root, recursively, sorted by relative path; hidden ones skipped, and
+        subfolders that cannot be listed counted (unreadable_folders_skipped)."""
+        def unreadable(exc: OSError) -> None:
+            self.stats.unreadable_folders_skipped += 1
+
+        found = []
+        for folder, subfolders, files in os.walk(root, onerror=unreadable):
+            subfolders[:] = [d for d in subfolders if not d.startswith(".")]
+            found.extend(Path(folder, f) for f in files if not f.startswith("."))
+        return sorted(found, key=lambda p: p.relative_to(root).as_posix())
+
+    def _text_folder(self, root: Path, files: list[Path]) -> Iterator[DocumentBatch]:
         ids: list[str] = []
         texts: list[str] = []
         size = 0
-        for file in _text_files(root):
+        for file in files:
             try:
                 data = file.read_bytes()
             except OSError as exc:
@@ -252,7 +276,8 @@ class _Reader:
             except UnicodeDecodeError:
                 text = data.decode("utf-8", "replace")
                 self.stats.invalid_utf8_replaced += 1
-            ids.append(file.relative_to(root).as_posix())
+            # a file name that is not UTF-8 (a lone surrogate in Python) cannot be an Arrow id
+            ids.append(os.fsencode(file.relative_to(root).as_posix()).decode("utf-8", "replace"))
             texts.append(text)
             size += len(data)
             if size >= self.batch_size:
@@ -290,14 +315,41 @@ class _Reader:
         self.row += n
         return batch
 
-    @staticmethod
-    def _arrow_texts(column: pa.Array) -> tuple[pa.Array, int]:
-        if pa.types.is_dictionary(column.type) and pa.types.is_string(column.type.value_type):
+    def _arrow_texts(self, column: pa.Array) -> tuple[pa.Array, int]:
+        """(texts without nulls, how many were null or not text). Texts stored as bytes are
+        decoded as UTF-8 (counted; invalid bytes replaced and counted); numbers, lists and
+        other types are no text: empty documents."""
+        if pa.types.is_dictionary(column.type):
+            column = column.dictionary_decode()
+        kind = column.type
+        if pa.types.is_binary(kind) or pa.types.is_large_binary(kind) \
+                or pa.types.is_binary_view(kind):
+            self.stats.binary_texts_decoded += len(column) - column.null_count
+            column = self._decoded(column)
+        elif pa.types.is_string_view(kind):
             column = column.cast(pa.string())
         if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
             nulls = column.null_count
             return (pc.fill_null(column, "") if nulls else column), nulls
         return _empty_strings(len(column)), len(column)  # numbers, objects, all-null: not text
+
+    def _decoded(self, column: pa.Array) -> pa.Array:
+        try:  # the cast checks that the bytes are UTF-8
+            return column.cast(pa.large_string() if pa.types.is_large_binary(column.type)
+                               else pa.string())
+        except pa.ArrowInvalid:
+            pass
+        texts = []
+        for raw in column.to_pylist():
+            if raw is None:
+                texts.append(None)
+                continue
+            try:
+                texts.append(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                texts.append(raw.decode("utf-8", "replace"))
+                self.stats.invalid_utf8_replaced += 1
+        return pa.array(texts, pa.string())
 
     def _valid_utf8(self, texts: pa.Array) -> pa.Array:
         """Arrow does not validate UTF-8 read from Parquet; replace and count like elsewhere."""
@@ -334,27 +386,57 @@ class _Reader:
         return ids
 
 
+class _Counted(io.RawIOBase):
+    """A binary stream read forward only, counting the bytes it gives (for progress), with a
+    `peek` that does not consume: the compression is told from the first bytes without
+    seeking, which pipes cannot do."""
+
+    def __init__(self, raw):
+        self._raw = raw
+        self._head = b""
+        self.consumed = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def peek(self, size: int) -> bytes:
+        while len(self._head) < size:
+            more = self._raw.read(size - len(self._head))
+            if not more:
+                break
+            self._head += more
+        return self._head[:size]
+
+    def readinto(self, buffer) -> int:
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+        else:
+            data = self._raw.read(len(buffer))
+            n = len(data)
+            buffer[:n] = data
+        self.consumed += n
+        return n
+
+    def read(self, size: int = -1) -> bytes:
+        if size is None or size < 0:
+            head, self._head = self._head, b""
+            data = head + self._raw.read()
+            self.consumed += len(data)
+            return data
+        head, self._head = self._head[:size], self._head[size:]
+        data = head + self._raw.read(size - len(head)) if len(head) < size else head
+        self.consumed += len(data)
+        return bytes(data)
+
+
 def _zstd_stream(raw):
     if pa.Codec.is_available("zstd"):
         return pa.CompressedInputStream(raw, "zstd")
     import zstandard  # pyarrow built without zstd: the pure-Python binding is a dependency
 
     return zstandard.ZstdDecompressor().stream_reader(raw)
-
-
-def _parquet_files(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*") if p.is_file() and p.name.lower().endswith(
-        PARQUET_SUFFIXES) and not _hidden(p.relative_to(root)))
-
-
-def _text_files(root: Path) -> list[Path]:
-    """Regular files under root, recursively, sorted by relative path; hidden ones skipped."""
-    return sorted((p for p in root.rglob("*") if p.is_file() and not _hidden(p.relative_to(root))),
-                  key=lambda p: p.relative_to(root).as_posix())
-
-
-def _hidden(relative: Path) -> bool:
-    return any(part.startswith(".") for part in relative.parts)
 
 
 def _empty_strings(n: int) -> pa.Array:
