@@ -37,6 +37,7 @@ text is removed entirely stays, with an empty text, unless `drop_above` leaves i
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Sequence
 
@@ -222,74 +223,102 @@ class Cleaner:
 
     def transform(self, batches: Iterable, text_field: str = "text") -> Iterator:
         """DocumentBatch stream (same inputs and order as the fitted corpus) -> pa.Table stream
-        of the kept documents with all their fields."""
+        of the kept documents with all their fields. Only string texts are cleaned: a null,
+        number, list or bytes text is written back as it was, never dropped, and annotated with
+        null junk_spans / junk_share."""
         import pyarrow as pa
 
         self._check_fitted()
+        self.not_text_ = np.zeros(len(self.dropped_), dtype=bool)
         for doc, batch in aligned_batches(batches, self.doc_ids_, len(self.doc_offsets_) - 1):
-            new_texts, spans, shares = [], [], []
-            for i, text in enumerate(batch.texts.to_pylist()):
-                cleaned, doc_spans, share = self.document(doc + i, text or "")
-                new_texts.append(cleaned)
-                spans.append(doc_spans)
-                shares.append(share)
             records = batch.records
             if isinstance(records, pa.RecordBatch):
                 records = pa.Table.from_batches([records])
-            names = records.schema.names
+            n = records.num_rows
+            is_text = _string_rows(records, text_field)
+            self.not_text_[doc:doc + n] = ~is_text
+            cleaned, spans, shares = [], [], []
+            for i, text in enumerate(batch.texts.to_pylist()):
+                if is_text[i]:
+                    text, doc_spans, share = self.document(doc + i, text)
+                else:
+                    text, doc_spans, share = None, None, None
+                cleaned.append(text)
+                spans.append(doc_spans)
+                shares.append(share)
             if self.params.mode == "annotate":
                 for name, column in (("junk_spans", pa.array(spans, pa.list_(pa.list_(pa.int64())))),
                                      ("junk_share", pa.array(shares, pa.float64()))):
-                    if name in names:  # annotating an annotated corpus: replace, don't duplicate
+                    if name in records.schema.names:  # annotating an annotated corpus: replace
                         records = records.remove_column(records.schema.get_field_index(name))
                     records = records.append_column(name, column)
-            else:
-                column = pa.array(new_texts, type=pa.string())
-                if text_field in names:
-                    i = names.index(text_field)
-                    field = records.schema.field(i)
-                    if is_json_text(field):  # text of mixed types: only the strings change
-                        column = pa.array(_json_texts_replaced(records.column(i).to_pylist(),
-                                                               new_texts), pa.string())
-                    elif pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
-                        column = column.cast(field.type)
-                    records = records.set_column(i, field.with_type(column.type), column)
-                else:
-                    records = records.append_column(text_field, column)
-            keep = ~self.dropped_[doc:doc + len(batch.texts)]
+            elif is_text.any():
+                i = records.schema.get_field_index(text_field)
+                field = records.schema.field(i)
+                if is_json_text(field):  # text of mixed types: only the strings change
+                    column = pa.array(_json_texts_replaced(records.column(i).to_pylist(),
+                                                           cleaned), pa.string())
+                else:  # a string column: nulls stay null
+                    column = pa.array(cleaned, pa.string()).cast(field.type)
+                records = records.set_column(i, field, column)
+            keep = ~self.dropped_[doc:doc + n] | ~is_text
             yield records.filter(pa.array(keep)) if not keep.all() else records
 
     def write(self, inputs, output, *, text_field: str = "text", id_field: str = "id",
               skip_bad: bool = False) -> dict:
         """Re-read `inputs` (the ones the corpus was loaded from), clean them and write `output`
-        (.jsonl, .jsonl.gz or .parquet) atomically; returns summary() plus rows written."""
+        (.jsonl, .jsonl.gz or .parquet) atomically; returns summary() plus rows written.
+        Refuses an output that is one of the inputs or lies inside an input folder."""
         from corpus_miner.io import read_documents, write_records
+        from corpus_miner.io.overlap import check_apart
 
         self._check_fitted()
+        check_apart([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs, [output])
         batches = read_documents(inputs, text_field=text_field, id_field=id_field,
                                  skip_bad=skip_bad)
         rows = write_records(self.transform(batches, text_field), output)
         return {**self.summary(), "documents_written": int(rows)}
 
     def summary(self) -> dict:
+        """Figures of the cleaning; after `transform`, documents whose text is not a string
+        (left as they were) count as neither changed nor dropped."""
         self._check_fitted()
-        kept = ~self.dropped_
+        not_text = getattr(self, "not_text_", np.zeros(len(self.dropped_), dtype=bool))
+        dropped = self.dropped_ & ~not_text
+        handled = np.where(not_text, 0, self.doc_handled_)
         return {
             "mode": self.params.mode,
             "documents": len(self.dropped_),
-            "documents_dropped": int(self.dropped_.sum()),
-            "documents_changed": int(((self.doc_handled_ > 0) & kept).sum()),
+            "documents_dropped": int(dropped.sum()),
+            "documents_changed": int(((handled > 0) & ~dropped).sum()),
+            "documents_not_text": int(not_text.sum()),
             "tokens": int(self.doc_offsets_[-1]),
-            "tokens_handled": int(self.doc_handled_.sum()),
+            "tokens_handled": int(handled.sum()),
             "tokens_protected": int(self.coverage_.covered.sum() - self.mask_.sum()),
         }
+
+
+def _string_rows(records, text_field: str) -> np.ndarray:
+    """Which records have a string text (only those are cleaned)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = records.num_rows
+    if text_field not in records.schema.names:
+        return np.zeros(n, dtype=bool)
+    field = records.schema.field(text_field)
+    column = records.column(text_field)
+    if is_json_text(field):
+        return np.array([v is not None and v.startswith('"') for v in column.to_pylist()],
+                        dtype=bool)
+    if pa.types.is_string(field.type) or pa.types.is_large_string(field.type) \
+            or pa.types.is_string_view(field.type):
+        return np.asarray(pc.is_valid(column).to_numpy(zero_copy_only=False), dtype=bool)
+    return np.zeros(n, dtype=bool)
 
 
 def _json_texts_replaced(originals: list, cleaned: list[str]) -> list:
     """A JSON-text column (corpus.jsonl.JSON_TEXT) with its string values replaced by `cleaned`;
     numbers, objects and nulls stay as they were."""
-    out = []
-    for original, text in zip(originals, cleaned):
-        is_string = original is not None and isinstance(json.loads(original), str)
-        out.append(json.dumps(text, ensure_ascii=False) if is_string else original)
-    return out
+    return [json.dumps(text, ensure_ascii=False) if text is not None else original
+            for original, text in zip(originals, cleaned)]
