@@ -170,7 +170,9 @@ def test_bad_parameters_are_one_line_errors(tmp_path, capsys, argv, message):
 
 def test_query_with_a_non_index_folder_fails_cleanly(tmp_path, capsys):
     source = _write_jsonl(tmp_path / "in.jsonl", _docs()[:3])
-    assert main(["index", "query", str(tmp_path), source, "-o", str(tmp_path / "o.jsonl")]) == 2
+    (tmp_path / "folder").mkdir()
+    assert main(["index", "query", str(tmp_path / "folder"), source,
+                 "-o", str(tmp_path / "o.jsonl")]) == 2
     assert "not a corpus-miner index" in capsys.readouterr().err
     assert main(["dedup", str(tmp_path / "missing.jsonl"), "-o", str(tmp_path / "o.jsonl")]) == 2
 

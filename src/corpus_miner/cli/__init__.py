@@ -12,6 +12,8 @@ import sys
 
 from corpus_miner import __version__
 from corpus_miner.errors import CorpusMinerError
+from corpus_miner.io.atomic import discard_stdout, os_reason, writing_stdout
+from corpus_miner.io.signals import Terminated, raising_signals
 
 # Modules that define `register(subparsers)`; each sets `handler` via set_defaults(handler=fn).
 _COMMAND_MODULES = (
@@ -48,21 +50,67 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; user errors are one line on stderr and exit code 2, a signal stops the
+    command with the usual 128 + signal number after its outputs are cleaned up."""
+    from corpus_miner.cli.common import print_read_problems
+    from corpus_miner.cli.outputs import check_outputs
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "handler", None) is None:
         parser.print_help(sys.stderr)
         return 2
     try:
-        return int(args.handler(args) or 0)
-    except CorpusMinerError as exc:
-        print(f"corpus-miner: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
+        with raising_signals():
+            check_outputs(args)  # every output, before any work
+            code = int(args.handler(args) or 0)
+            with writing_stdout():
+                if sys.stdout is not None:
+                    sys.stdout.flush()
+            print_read_problems(getattr(args, "read_stats", None))
+            return code
+    except BaseException as exc:  # noqa: BLE001 - each kind is handled or re-raised below
+        return _exit_code(exc)
+
+
+def _exit_code(exc: BaseException) -> int:
+    """The exit code (and one line on stderr) for an exception that ended a command."""
+    stop = _stopping_signal(exc)
+    if isinstance(stop, KeyboardInterrupt):
         print("corpus-miner: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # e.g. `corpus-miner phrases ... | head`
+    if isinstance(stop, Terminated):
+        print(f"corpus-miner: stopped by {stop.name}", file=sys.stderr)
+        return 128 + stop.signum
+    if isinstance(exc, CorpusMinerError):
+        return _fail(str(exc))
+    if isinstance(exc, BrokenPipeError):  # `corpus-miner clean ... -o - | head`: stop quietly
+        discard_stdout()
         return 0
+    if isinstance(exc, MemoryError):
+        return _fail("out of memory; use smaller inputs or parameters, or a machine with more "
+                     "memory")
+    if isinstance(exc, OSError):  # not attributed to an input or output by the library
+        where = f"{exc.filename}: " if exc.filename else ""
+        return _fail(f"{where}{os_reason(exc)}")
+    raise exc
+
+
+def _stopping_signal(exc: BaseException | None) -> BaseException | None:
+    """The KeyboardInterrupt or Terminated behind `exc`: a signal handled inside a callback
+    from compiled code (numba, Arrow) reaches us wrapped, e.g. as a SystemError."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, (KeyboardInterrupt, Terminated)):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _fail(message: str) -> int:
+    print(f"corpus-miner: error: {' '.join(message.split())}", file=sys.stderr)
+    return 2
 
 
 def entry_point() -> None:

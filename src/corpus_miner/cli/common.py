@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
 from typing import Any
 
 from corpus_miner.corpus import TokenCorpus, load_corpus
 from corpus_miner.io import ReadStats
+
+
+def text_argument(value: str) -> str:
+    """argparse type of a text option that ends up in outputs (field names, mask text, title):
+    bytes that are not UTF-8 reach Python as lone surrogates, which no output can hold."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(value).decode("utf-8", "backslashreplace")
+        raise argparse.ArgumentTypeError(f"'{shown}' is not valid UTF-8") from None
+    return value
 
 
 def add_input_arguments(parser: argparse.ArgumentParser, saved_corpus: bool = True) -> None:
@@ -21,9 +34,9 @@ def add_input_arguments(parser: argparse.ArgumentParser, saved_corpus: bool = Tr
         "inputs", nargs="+", metavar="INPUT",
         help=formats + (", or one saved corpus folder" if saved_corpus else
                         " (not a saved corpus folder: it keeps no original text)"))
-    parser.add_argument("--text-field", default="text",
+    parser.add_argument("--text-field", default="text", type=text_argument,
                         help="field holding the document text (default: %(default)s)")
-    parser.add_argument("--id-field", default="id",
+    parser.add_argument("--id-field", default="id", type=text_argument,
                         help="field holding the document id; when absent the 0-based row number "
                              "(default: %(default)s)")
     parser.add_argument("--skip-bad", action="store_true",
@@ -53,8 +66,32 @@ def add_record_output_argument(parser: argparse.ArgumentParser) -> None:
 
 def corpus_from_args(args: argparse.Namespace, progress: bool = True) -> TokenCorpus:
     """Read and tokenize the inputs named on the command line (progress bar only on a TTY)."""
-    return load_corpus(args.inputs, text_field=args.text_field, id_field=args.id_field,
-                       skip_bad=args.skip_bad, progress=progress)
+    corpus = load_corpus(args.inputs, text_field=args.text_field, id_field=args.id_field,
+                         skip_bad=args.skip_bad, progress=progress)
+    note_read_stats(args, corpus.read_stats)
+    return corpus
+
+
+def rereadable(inputs) -> bool:
+    """Whether every input can be read a second time: files and folders, not stdin ('-') or a
+    pipe such as `<(zcat ...)`, which give their bytes once."""
+    for item in inputs:
+        if str(item) == "-":
+            return False
+        try:
+            mode = os.stat(item).st_mode
+        except OSError:
+            continue  # missing: the reader names it
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            return False
+    return True
+
+
+def note_read_stats(args: argparse.Namespace, stats: ReadStats | None) -> None:
+    """Remember what the command's first read of its inputs tolerated; main() prints it after
+    a successful run (later reads of the same inputs would count the same lines again)."""
+    if getattr(args, "read_stats", None) is None:
+        args.read_stats = stats
 
 
 def print_summary(label: str, **values: Any) -> None:
@@ -65,13 +102,7 @@ def print_summary(label: str, **values: Any) -> None:
 
 def print_read_problems(stats: ReadStats | None) -> None:
     """A stderr line for each kind of bad input that was tolerated, so nothing goes unnoticed."""
-    if stats is None:
-        return
-    problems = {"bad_lines_skipped": stats.bad_lines_skipped,
-                "invalid_utf8_replaced": stats.invalid_utf8_replaced,
-                "null_texts": stats.null_texts,
-                "binary_files_skipped": stats.binary_files_skipped}
-    problems = {k: v for k, v in problems.items() if v}
+    problems = stats.problems() if stats is not None else {}
     if problems:
         print_summary("warning", **problems)
 

@@ -18,13 +18,15 @@ import numpy as np
 import pyarrow as pa
 
 from corpus_miner.cli.common import (add_input_arguments, add_record_output_argument,
-                                     print_read_problems, print_summary)
+                                     note_read_stats, print_summary, rereadable)
+from corpus_miner.cli.outputs import Output
 from corpus_miner.dedup import LSHBloom
 from corpus_miner.dedup.params import DEFAULT_FP_PROB, DEFAULT_SKETCH, MODE_ALIASES
 from corpus_miner.dedup.result import DedupResult
 from corpus_miner.errors import InputError
 from corpus_miner.io import ReadStats, read_documents, write_records
 from corpus_miner.io.digest import TextsDigest
+from corpus_miner.io.writers import OUTPUT_SUFFIXES
 
 
 def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,6 +61,10 @@ def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--seed", type=int, default=1, help="hash seed (default: %(default)s)")
 
 
+RECORDS_OUTPUT = Output("output", "-o", suffixes=OUTPUT_SUFFIXES, stdout=True,
+                        hint=f"use one of {', '.join(OUTPUT_SUFFIXES)}, or - for JSONL on stdout")
+
+
 def register(subparsers) -> None:
     dedup = subparsers.add_parser(
         "dedup", help="remove near-duplicate documents (LSHBloom)",
@@ -72,7 +78,8 @@ def register(subparsers) -> None:
     dedup.add_argument("--save-index", metavar="DIR",
                        help="also save the index of all input documents (for `index query`)")
     _add_model_arguments(dedup)
-    dedup.set_defaults(handler=run_dedup)
+    dedup.set_defaults(handler=run_dedup, outputs=(
+        RECORDS_OUTPUT, Output("save_index", "--save-index", folder=True)))
 
     index = subparsers.add_parser("index", help="build a near-duplicate index, or query one",
                                   description="Fit a reference corpus once, query new data later.")
@@ -83,7 +90,7 @@ def register(subparsers) -> None:
     build.add_argument("-o", "--output", required=True, metavar="INDEX_DIR",
                        help="index folder to write (replaced atomically)")
     _add_model_arguments(build)
-    build.set_defaults(handler=run_index_build)
+    build.set_defaults(handler=run_index_build, outputs=(Output("output", "-o", folder=True),))
 
     query = actions.add_parser(
         "query", help="drop documents that are near-duplicates of an indexed corpus",
@@ -94,7 +101,8 @@ def register(subparsers) -> None:
     add_record_output_argument(query)
     query.add_argument("--annotate", action="store_true",
                        help="keep every document and add is_duplicate (+ duplicate_of)")
-    query.set_defaults(handler=run_index_query)
+    query.set_defaults(handler=run_index_query, outputs=(RECORDS_OUTPUT,),
+                       extra_inputs=("index_dir",))
 
 
 def _model(args: argparse.Namespace) -> LSHBloom:
@@ -107,6 +115,7 @@ def _model(args: argparse.Namespace) -> LSHBloom:
 
 def _read(args: argparse.Namespace, stats: ReadStats, label: str = "reading"):
     """Document batches of the inputs; a progress bar on stderr when it is a terminal."""
+    note_read_stats(args, stats)
     batches = read_documents(args.inputs, text_field=args.text_field, id_field=args.id_field,
                              skip_bad=args.skip_bad, stats=stats, prefetch=2)
     if not sys.stderr.isatty():
@@ -159,7 +168,7 @@ def _sized_by_input(args: argparse.Namespace, model: LSHBloom, stats: ReadStats)
     read; a difference (a file replaced or edited in between) stops the output before it is
     renamed into place. Stdin cannot be read twice: its batches are kept in memory instead."""
     bands = model.params.validated().bands_rows[0]
-    from_stdin = "-" in args.inputs
+    from_stdin = not rereadable(args.inputs)  # stdin or a pipe
     kept, keys, first = [], [], TextsDigest()
     for batch in _read(args, stats, "deduplicating" if from_stdin else "hashing"):
         keys.append(model.band_keys(batch.texts))
@@ -236,7 +245,6 @@ def run_dedup(args: argparse.Namespace) -> int:
     written = write_records(tables(), args.output)
     if args.save_index:
         model.save(args.save_index)
-    print_read_problems(stats)
     _growth_note("dedup", model, args.expected_items)
     print(f"dedup: {counts['duplicates']:,} of {counts['documents']:,} documents are "
           f"near-duplicates of an earlier one (similarity >= {model.threshold:g}, {model.mode_}); "
@@ -262,7 +270,6 @@ def run_index_build(args: argparse.Namespace) -> int:
     if not model.is_fitted():
         raise InputError("no documents in the inputs; nothing to index")
     model.save(args.output)
-    print_read_problems(stats)
     _growth_note("index build", model, args.expected_items)
     meta = model.metadata()
     size = meta["bloom"]["size_bytes"] if "bloom" in meta else meta["band_entries"] * 16
@@ -286,7 +293,6 @@ def run_index_query(args: argparse.Namespace) -> int:
             yield _output_table(batch.records, result, args.annotate)
 
     written = write_records(tables(), args.output)
-    print_read_problems(stats)
     print_summary("index query", documents=counts["documents"], duplicates=counts["duplicates"],
                   written=written, indexed=model.n_documents_, mode=model.params_.mode,
                   seconds=round(time.perf_counter() - started, 3))

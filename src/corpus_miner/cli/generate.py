@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from corpus_miner.cli.common import text_argument
+from corpus_miner.cli.outputs import Output
 from corpus_miner.errors import ParameterError
 
 
 def _phrase_with_support(value: str) -> tuple[str, int]:
-    text, sep, support = value.rpartition(":")
+    text, sep, support = text_argument(value).rpartition(":")
     if not sep or not text.strip() or not support.strip().isdigit():
         raise argparse.ArgumentTypeError(f"{value!r}: expected 'PHRASE TEXT:SUPPORT', e.g. "
                                          "'a third sentence:4'")
@@ -50,7 +52,16 @@ def register(subparsers) -> None:
     parser.add_argument("--reposts", type=float, default=0.05, metavar="SHARE",
                         help="web: share of pages that are edited copies of an earlier page "
                         "(default 0.05)")
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, outputs=(Output(
+        "output", "-o", suffixes=(".jsonl", ".jsonl.gz", ".parquet"), folder_if_no_suffix=True,
+        replaceable=_parts_only, hint="write .jsonl, .jsonl.gz, .parquet (web), or a folder "
+        "name (no suffix) for Parquet parts (web)"),))
+
+
+def _parts_only(folder) -> bool:
+    from corpus_miner.synth.web_pages import _parts_only
+
+    return _parts_only(folder)
 
 
 def run(args) -> int:

@@ -6,8 +6,9 @@ import argparse
 import json
 import time
 
-from corpus_miner.cli.common import (add_input_arguments, corpus_from_args, print_read_problems,
-                                     print_summary)
+from corpus_miner.cli.common import add_input_arguments, corpus_from_args, print_summary
+from corpus_miner.cli.outputs import STDOUT, Output
+from corpus_miner.io.atomic import write_text
 
 
 def register(subparsers) -> None:
@@ -17,7 +18,7 @@ def register(subparsers) -> None:
                     "seconds and tokens/s (plus counts of tolerated bad input).")
     add_input_arguments(stats)
     stats.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    stats.set_defaults(handler=run_stats)
+    stats.set_defaults(handler=run_stats, outputs=(STDOUT,))
 
     tokenize = subparsers.add_parser(
         "tokenize", help="tokenize a corpus and save it as a folder for later commands",
@@ -26,7 +27,7 @@ def register(subparsers) -> None:
     add_input_arguments(tokenize)
     tokenize.add_argument("-o", "--output", required=True, metavar="DIR",
                           help="folder to write (replaced atomically if it exists)")
-    tokenize.set_defaults(handler=run_tokenize)
+    tokenize.set_defaults(handler=run_tokenize, outputs=(Output("output", "-o", folder=True),))
 
 
 def _measure(args: argparse.Namespace):
@@ -46,10 +47,8 @@ def _figures(corpus, seconds: float) -> dict:
         "tokens_per_second": round(corpus.n_tokens / seconds) if seconds > 0 else None,
     }
     if stats is not None:
-        figures.update(files=stats.files, bad_lines_skipped=stats.bad_lines_skipped,
-                       invalid_utf8_replaced=stats.invalid_utf8_replaced,
-                       null_texts=stats.null_texts,
-                       binary_files_skipped=stats.binary_files_skipped)
+        figures.update(files=stats.files, **{name: getattr(stats, name)
+                                             for name in stats.PROBLEMS})
     return figures
 
 
@@ -57,15 +56,13 @@ def run_stats(args: argparse.Namespace) -> int:
     corpus, seconds = _measure(args)
     figures = _figures(corpus, seconds)
     if args.json:
-        print(json.dumps(figures))
+        write_text("-", json.dumps(figures) + "\n")
         return 0
     width = max(len(k) for k in figures)
-    for key, value in figures.items():
-        if value is None:
-            continue
-        shown = f"{value:,}" if isinstance(value, int) else f"{value:,.3f}"
-        print(f"{key.replace('_', ' '):<{width}}  {shown}")
-    print_read_problems(corpus.read_stats)
+    lines = [f"{key.replace('_', ' '):<{width}}  "
+             + (f"{value:,}" if isinstance(value, int) else f"{value:,.3f}")
+             for key, value in figures.items() if value is not None]
+    write_text("-", "\n".join(lines) + "\n")
     return 0
 
 
@@ -74,5 +71,4 @@ def run_tokenize(args: argparse.Namespace) -> int:
     corpus.save(args.output)
     print_summary(f"tokenized into {args.output}", documents=corpus.n_docs,
                   tokens=corpus.n_tokens, vocabulary=corpus.n_vocab, seconds=seconds)
-    print_read_problems(corpus.read_stats)
     return 0

@@ -9,10 +9,14 @@ from __future__ import annotations
 import json
 import sys
 
-from corpus_miner.io.atomic import atomic_path
-from corpus_miner.cli.common import (add_input_arguments, add_mining_arguments, corpus_from_args,
-                                     print_read_problems)
-from corpus_miner.errors import ParameterError
+from corpus_miner.cli.common import add_input_arguments, add_mining_arguments, corpus_from_args
+from corpus_miner.cli.outputs import Output
+from corpus_miner.io.atomic import atomic_path, writing_stdout
+
+OUTPUTS = (Output("output", "-o", suffixes=(".jsonl", ".jsonl.gz", ".json", ".tsv", ".parquet"),
+                  hint="unknown output type; use .jsonl, .jsonl.gz, .tsv or .parquet",
+                  stdout=True, default_stdout=True),
+           Output("stats", "--stats"))
 
 
 def register(subparsers) -> None:
@@ -27,16 +31,16 @@ def register(subparsers) -> None:
                         help="bloomspan counting-filter size in bytes (default: sized from the "
                         "corpus); never changes the answer, only speed and memory")
     parser.add_argument("-o", "--output", default=None,
-                        help="output file: .jsonl, .jsonl.gz, .tsv or .parquet (default: JSONL "
-                        "on stdout)")
+                        help="output file: .jsonl, .jsonl.gz, .tsv or .parquet (default, or -: "
+                        "JSONL on stdout)")
     parser.add_argument("--stats", default=None, metavar="FILE",
                         help="write run statistics (counts, seconds per stage, peak RSS) as JSON")
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, outputs=OUTPUTS)
 
 
 def _print_summary(stats: dict, output: str | None, stats_file: str | None) -> None:
     """One line a newcomer can read; the run's details go to --stats FILE."""
-    where = f"written to {output}" if output else "written to stdout as JSONL"
+    where = f"written to {output}" if output not in (None, "-") else "written to stdout as JSONL"
     n = stats.get("phrases", 0)
     print(f"phrases: {n:,} phrase{'' if n == 1 else 's'} of at least {stats.get('min_length')} "
           f"tokens, each in at least {stats.get('sigma')} of {stats.get('documents', 0):,} "
@@ -55,17 +59,13 @@ def run(args) -> int:
     # parameters first: a typo in --sigma should not cost a tokenization pass
     PhraseParams(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm,
                  filter_bytes=args.filter_bytes)
-    if args.output is not None and not args.output.lower().endswith(
-            (".jsonl", ".jsonl.gz", ".json", ".tsv", ".parquet")):
-        raise ParameterError(f"{args.output}: unknown output type; use .jsonl, .jsonl.gz, .tsv "
-                             "or .parquet")
     corpus = corpus_from_args(args)
-    print_read_problems(getattr(corpus, "read_stats", None))
     miner = BloomSpan(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm,
                       filter_bytes=args.filter_bytes).fit(corpus)
-    if args.output is None:
-        write_phrases_jsonl(miner.phrases_, sys.stdout)
-        sys.stdout.flush()
+    if args.output in (None, "-"):
+        with writing_stdout():
+            write_phrases_jsonl(miner.phrases_, sys.stdout)
+            sys.stdout.flush()
     else:
         write_phrases(miner.phrases_, args.output)
     if args.stats is not None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from corpus_miner.errors import InputError, ParameterError
 
@@ -28,7 +27,9 @@ def _add_common(parser: argparse.ArgumentParser, saved_corpus: bool = True) -> N
 
 
 def register(subparsers) -> None:
-    from corpus_miner.cli.common import add_record_output_argument
+    from corpus_miner.cli.common import add_record_output_argument, text_argument
+    from corpus_miner.cli.outputs import Output
+    from corpus_miner.io.writers import OUTPUT_SUFFIXES
 
     report = subparsers.add_parser(
         "report", help="how much of the corpus is repeated text, and where (HTML/JSON)",
@@ -39,7 +40,7 @@ def register(subparsers) -> None:
                         help="write the report as one self-contained HTML file")
     report.add_argument("--json", default=None, metavar="FILE",
                         help="write the figures as JSON ('-' for stdout)")
-    report.add_argument("--group-by", default=None, metavar="FIELD[:host]",
+    report.add_argument("--group-by", default=None, metavar="FIELD[:host]", type=text_argument,
                         help="per-group figures by this input field; FIELD:host groups URLs by "
                         "host name")
     report.add_argument("--top", type=int, default=25, help="hogs listed per ranking (25)")
@@ -47,8 +48,12 @@ def register(subparsers) -> None:
     report.add_argument("--template-share", type=float, default=0.9,
                         help="documents at or above this covered share count as almost entirely "
                         "template (0.9)")
-    report.add_argument("--title", default="Repeated text report", help="title of the HTML page")
-    report.set_defaults(handler=run_report)
+    report.add_argument("--title", default="Repeated text report", type=text_argument,
+                        help="title of the HTML page")
+    report.set_defaults(handler=run_report, extra_inputs=("phrases",), outputs=(
+        Output("output", "-o", suffixes=(".html", ".htm"),
+               hint="the report is HTML; name it .html (use --json for the figures)"),
+        Output("json", "--json", stdout=True)))
 
     clean = subparsers.add_parser(
         "clean", help="write the corpus back without its repeated text",
@@ -60,7 +65,8 @@ def register(subparsers) -> None:
                        help="remove: cut covered spans and join the rest cleanly; mask: replace "
                        "them by --mask-text; annotate: keep the text, add junk_spans ([start, end) "
                        "character offsets) and junk_share (default remove)")
-    clean.add_argument("--mask-text", default="[…]", help="replacement in mask mode ([…])")
+    clean.add_argument("--mask-text", default="[…]", type=text_argument,
+                       help="replacement in mask mode ([…])")
     clean.add_argument("--keep-first", action="store_true",
                        help="the first document (input order) containing a phrase keeps its "
                        "occurrences of that phrase intact")
@@ -72,7 +78,10 @@ def register(subparsers) -> None:
                        "SHARE (0..1)")
     clean.add_argument("--json", default=None, metavar="FILE",
                        help="write the cleaning figures as JSON ('-' for stdout)")
-    clean.set_defaults(handler=run_clean)
+    clean.set_defaults(handler=run_clean, extra_inputs=("phrases", "allow"), outputs=(
+        Output("output", "-o", suffixes=OUTPUT_SUFFIXES, stdout=True,
+               hint=f"use one of {', '.join(OUTPUT_SUFFIXES)}, or - for JSONL on stdout"),
+        Output("json", "--json", stdout=True)))
 
 
 def read_phrase_texts(path: str) -> list[str]:
@@ -88,10 +97,6 @@ def _check_parameters(args) -> None:
         from corpus_miner.phrases.params import PhraseParams
 
         PhraseParams(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm)
-    for name in ("json", "output"):
-        value = getattr(args, name, None)
-        if value not in (None, "-") and Path(value).is_dir():
-            raise ParameterError(f"--{name} {value}: is a folder; give a file name")
 
 
 def _coverage(args, corpus):
@@ -120,40 +125,35 @@ def _original_inputs(args) -> bool:
 
 
 def _write_json(data: dict, path: str) -> None:
-    from corpus_miner.coverage.report import write_text_file
+    from corpus_miner.io.atomic import write_text
 
-    text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
-    if path == "-":
-        sys.stdout.write(text)
-        return
-    write_text_file(path, text)
+    write_text(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
 def run_report(args) -> int:
-    from corpus_miner.cli.common import corpus_from_args
+    from corpus_miner.cli.common import corpus_from_args, rereadable
     from corpus_miner.io import read_documents
     from corpus_miner.coverage.report import CoverageReport, parse_group_by
 
     _check_parameters(args)
     parse_group_by(args.group_by)
-    if args.output is not None and not args.output.lower().endswith((".html", ".htm")):
-        raise ParameterError(f"-o {args.output}: the report is HTML; name it .html "
-                             "(use --json for the figures)")
-    rereadable = _original_inputs(args) and "-" not in args.inputs
-    if args.group_by and not rereadable:
+    again = _original_inputs(args) and rereadable(args.inputs)
+    if args.group_by and not again:
         raise ParameterError("--group-by reads the inputs a second time, which a saved corpus "
-                             "(no fields) or stdin ('-') cannot give; use the original files")
+                             "(no fields), stdin ('-') or a pipe cannot give; use the original "
+                             "files")
     corpus = corpus_from_args(args)
     coverage = _coverage(args, corpus)
     report = CoverageReport(coverage, top=args.top, examples=args.examples,
                             template_share=args.template_share, group_by=args.group_by,
                             title=args.title, inputs=args.inputs)
-    if rereadable:
+    if again:
         report.collect(read_documents(args.inputs, text_field=args.text_field,
                                       id_field=args.id_field, skip_bad=args.skip_bad),
                        corpus.doc_ids)
     else:
-        print("note: no example contexts (stdin or a saved corpus cannot be read again)",
+        print("note: no example contexts (stdin, a pipe or a saved corpus cannot be read "
+              "again)",
               file=sys.stderr)
     if args.output is not None:
         report.write_html(args.output)
@@ -171,25 +171,19 @@ _DONE = {"remove": "removed", "mask": "masked", "annotate": "annotated"}
 
 
 def run_clean(args) -> int:
-    from corpus_miner.cli.common import corpus_from_args
-    from corpus_miner.io import writers
+    from corpus_miner.cli.common import corpus_from_args, rereadable
     from corpus_miner.coverage.clean import Cleaner, CleanParams
 
     _check_parameters(args)
-    if args.output != "-" and not args.output.lower().endswith(writers.OUTPUT_SUFFIXES):
-        raise ParameterError(f"-o {args.output}: use one of {', '.join(writers.OUTPUT_SUFFIXES)}, "
-                             "or - for JSONL on stdout")
-    if args.output == "-" and args.json == "-":
-        raise ParameterError("-o - and --json - would both write to stdout; send one to a file")
     allow = tuple(read_phrase_texts(args.allow)) if args.allow else ()
     params = CleanParams(args.mode, args.keep_first, allow, args.drop_above, args.mask_text)
     params.validate()
     if not _original_inputs(args):
         raise InputError(f"{args.inputs[0]}: a saved corpus keeps no original text; clean needs "
                          "the original JSONL/Parquet/text inputs")
-    if "-" in args.inputs:
+    if not rereadable(args.inputs):
         raise ParameterError("clean reads its inputs twice (tokens, then text); stdin ('-') "
-                             "cannot be read twice: save it to a file first")
+                             "or a pipe cannot be read twice: save it to a file first")
     corpus = corpus_from_args(args)
     coverage = _coverage(args, corpus)
     cleaner = Cleaner(args.mode, args.keep_first, allow, args.drop_above, args.mask_text)
@@ -204,6 +198,7 @@ def run_clean(args) -> int:
           f"to {args.output} ({stats['documents_changed']:,} changed, "
           f"{stats['documents_dropped']:,} dropped); {stats['tokens_handled']:,} of "
           f"{stats['tokens']:,} tokens {_DONE[args.mode]} ({100 * stats['handled_share']:.1f}%)"
-          + (f", {stats['tokens_protected']:,} protected" if stats["tokens_protected"] else ""),
-          file=sys.stderr)
+          + (f", {stats['tokens_protected']:,} protected" if stats["tokens_protected"] else "")
+          + (f"; {stats['documents_not_text']:,} texts that are not strings left as they were"
+             if stats["documents_not_text"] else ""), file=sys.stderr)
     return 0

@@ -10,15 +10,15 @@ Without `collect` the report still has every figure except contexts, snippets an
 from __future__ import annotations
 
 import json
+import os
 import re
-import sys
-from pathlib import Path
 from typing import Iterable
 from urllib.parse import urlsplit
 
 import numpy as np
 
-from corpus_miner.io.atomic import atomic_path
+from corpus_miner.io.atomic import write_text
+from corpus_miner.io.overlap import check_apart
 from corpus_miner.io.jsonl import json_values
 from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.coverage.coverage import Coverage, aligned_batches
@@ -62,17 +62,6 @@ def _group_values(records, field: str, derive_host: bool, source: str) -> list[s
 
 def _one_line(text: str) -> str:
     return _SPACES.sub(" ", text)
-
-
-def write_text_file(path, text: str) -> None:
-    """Atomic write readable like any file the user creates (the temp file is private)."""
-    import os
-
-    with atomic_path(path) as tmp:
-        Path(tmp).write_text(text, encoding="utf-8")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
 
 
 class CoverageReport:
@@ -200,7 +189,8 @@ class CoverageReport:
             if (cov.doc_tokens > 0).any() else 0.0
         summary["template_share"] = self.template_share
         summary["template_documents"] = int(len(self.template_docs))
-        summary["inputs"] = self.inputs
+        # a file name that is not UTF-8 (lone surrogates in Python) is shown with U+FFFD
+        summary["inputs"] = [os.fsencode(x).decode("utf-8", "replace") for x in self.inputs]
         summary["hogs_by_psi"] = [self._hog_row(p) for p in self.hogs_by_psi]
         summary["hogs_by_tokens_covered"] = [self._hog_row(p) for p in self.hogs_by_covered]
         summary["template_document_examples"] = [
@@ -217,15 +207,13 @@ class CoverageReport:
         return render_html(self.to_dict(), self.title)
 
     def write_html(self, path) -> None:
-        write_text_file(path, self.to_html())
+        check_apart(self.inputs, [path])
+        write_text(path, self.to_html())
 
     def write_json(self, path) -> None:
         """JSON summary to `path`, or to stdout when path is "-"."""
-        text = json.dumps(self.to_dict(), ensure_ascii=False, indent=2) + "\n"
-        if str(path) == "-":
-            sys.stdout.write(text)
-            return
-        write_text_file(path, text)
+        check_apart(self.inputs, [path])
+        write_text(path, json.dumps(self.to_dict(), ensure_ascii=False, indent=2) + "\n")
 
     def terminal_summary(self, hogs: int = 5, groups: int = 5) -> str:
         data = self.to_dict()

@@ -12,6 +12,7 @@ MIN_FILTER_BYTES = 64
 MAX_FILTER_BYTES = 1 << 32  # counters are addressed by a 32-bit multiply-shift
 MAX_HASHES = 8
 DEFAULT_NUM_HASHES = 1  # the article's single FNV-1a row; see default_filter_bytes for sizing
+MAX_COUNT = 2**62  # sigma and min_length: kernels add positions to them in int64
 
 
 def _is_int(value) -> bool:
@@ -35,13 +36,13 @@ class PhraseParams:
     num_hashes: int = DEFAULT_NUM_HASHES
 
     def __post_init__(self) -> None:
-        if not _is_int(self.sigma) or self.sigma < 2:
+        if not _is_int(self.sigma) or not 2 <= self.sigma <= MAX_COUNT:
             raise ParameterError(f"sigma={self.sigma!r}: the minimum number of documents must be "
-                                 "an integer >= 2 (a phrase in one document is not a repeat across "
-                                 "documents)")
-        if not _is_int(self.min_length) or self.min_length < 2:
+                                 "an integer from 2 (a phrase in one document is not a repeat "
+                                 "across documents) to 2^62")
+        if not _is_int(self.min_length) or not 2 <= self.min_length <= MAX_COUNT:
             raise ParameterError(f"min_length={self.min_length!r}: the minimum phrase length must "
-                                 "be an integer >= 2 tokens")
+                                 "be an integer from 2 to 2^62 tokens")
         if self.algorithm not in ALGORITHMS:
             raise ParameterError(f"algorithm={self.algorithm!r}: choose one of "
                                  f"{', '.join(ALGORITHMS)}")
