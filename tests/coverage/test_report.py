@@ -141,4 +141,4 @@ def test_group_by_a_mixed_type_field_uses_the_original_values():
 
     records = _rows_to_table([{"text": "a", "site": "x.org"}, {"text": "b", "site": 7},
                               {"text": "c"}])
-    assert _group_values(records, "site", False, "in.jsonl") == ["x.org", "7", MISSING_GROUP]
+    assert _group_values(records, "site", False) == ["x.org", "7", MISSING_GROUP]

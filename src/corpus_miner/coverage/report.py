@@ -41,14 +41,17 @@ def host_of(value: str) -> str:
     """Host name of a URL ("https://www.Example.com:8080/a" -> "www.example.com"); schemeless
     values ("example.com/a") work too. Values without a host give MISSING_GROUP."""
     value = value.strip()
-    parts = urlsplit(value if "//" in value else "//" + value)
-    return parts.hostname or MISSING_GROUP
+    try:
+        parts = urlsplit(value if "//" in value else "//" + value)
+        return parts.hostname or MISSING_GROUP
+    except ValueError:  # e.g. "[1, 2]" reads as a malformed IPv6 host
+        return MISSING_GROUP
 
 
-def _group_values(records, field: str, derive_host: bool, source: str) -> list[str]:
+def _group_values(records, field: str, derive_host: bool) -> list[str]:
+    """The group of each record; MISSING_GROUP where the field is null, empty or absent."""
     if field not in records.schema.names:
-        raise InputError(f"{source}: --group-by field {field!r} not in the records (fields: "
-                         f"{', '.join(records.schema.names)})")
+        return [MISSING_GROUP] * records.num_rows
     values = []
     for value in json_values(records, field):
         if value is None or value == "":
@@ -126,10 +129,12 @@ class CoverageReport:
         wanted = self._wanted_examples()
         snippet_docs = set(int(d) for d in self.template_docs[:self.top])
         group_of_doc: list[str] = []
+        fields: dict[str, None] = {}  # of all records read, for the message below
         for first, batch in aligned_batches(batches, doc_ids, cov.n_docs):
             ids = batch.ids.to_pylist() if hasattr(batch.ids, "to_pylist") else list(batch.ids)
             if self.group_by is not None:
-                group_of_doc += _group_values(batch.records, *self.group_by, batch.source)
+                group_of_doc += _group_values(batch.records, *self.group_by)
+                fields.update(dict.fromkeys(batch.records.schema.names))
             needed = [d for d in range(first, first + len(ids)) if d in wanted or d in snippet_docs]
             for d in needed:
                 text = batch.texts[d - first].as_py() or ""
@@ -151,6 +156,9 @@ class CoverageReport:
                             "after": _one_line(text[e:e + c]),
                             "truncated_before": s - c > 0, "truncated_after": e + c < len(text)})
         if self.group_by is not None:
+            if fields and self.group_by[0] not in fields:
+                raise InputError(f"--group-by field {self.group_by[0]!r} is in no record "
+                                 f"(fields: {', '.join(fields)})")
             self.groups = self._group_figures(group_of_doc)
         return self
 

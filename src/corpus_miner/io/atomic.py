@@ -119,7 +119,8 @@ def atomic_path(final: str | os.PathLike) -> Iterator[Path]:
     try:
         with deferred():  # a signal between creating and remembering it would leak the file
             final.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+            fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(final), suffix=".tmp",
+                                       dir=final.parent)
             tmp_path = Path(tmp)
             os.close(fd)
         os.chmod(tmp_path, _default_mode(0o666))  # mkstemp makes 0600; outputs: the umask mode
@@ -133,6 +134,12 @@ def atomic_path(final: str | os.PathLike) -> Iterator[Path]:
     except BaseException:
         _remove(tmp_path)
         raise
+
+
+def _temporary_prefix(final: Path) -> str:
+    """`.NAME.` for the temporary sibling, shortened so that a legal NAME of up to 255
+    bytes still gives a legal temporary name (the random part and .tmp add 13)."""
+    return f".{os.fsdecode(os.fsencode(final.name)[:200])}."
 
 
 def _remove(path: Path | None) -> None:
@@ -158,13 +165,13 @@ def atomic_dir(final: str | os.PathLike,
     try:
         with deferred():
             final.parent.mkdir(parents=True, exist_ok=True)
-            tmp_path = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp",
+            tmp_path = Path(tempfile.mkdtemp(prefix=_temporary_prefix(final), suffix=".tmp",
                                              dir=final.parent))
         os.chmod(tmp_path, _default_mode(0o777))
         yield tmp_path
         with deferred():  # never leave neither the old folder nor the new one under `final`
             if final.exists():
-                old = final.with_name(f".{final.name}.old-{os.getpid()}")
+                old = final.with_name(f"{_temporary_prefix(final)}old-{os.getpid()}")
                 os.replace(final, old)
                 try:
                     os.replace(tmp_path, final)

@@ -91,6 +91,8 @@ def _parse_with_arrow(chunk: bytes, n_lines: int) -> pa.Table | None:
     options = pa_json.ReadOptions(use_threads=False, block_size=len(chunk) + 1)
     try:
         table = pa_json.read_json(pa.BufferReader(chunk), read_options=options)
+        if _depth(pa.struct(table.schema)) > MAX_DEPTH:
+            return None  # the Python path refuses such lines
         _decode_names(pa.struct(table.schema))  # the parser does not check names for UTF-8
     except (pa.ArrowException, UnicodeDecodeError, ValueError):
         return None
@@ -152,6 +154,8 @@ def _parse_with_python(chunk: bytes, first_line: int, name: str, text_field: str
             row = json.loads(line)
             if not isinstance(row, dict):
                 raise ValueError(f"expected a JSON object, got {type(row).__name__}")
+            if line.count("[") + line.count("{") > MAX_DEPTH and _depth(row) > MAX_DEPTH:
+                raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
         except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
             if skip_bad:
                 bad_lines += 1
@@ -165,6 +169,32 @@ def _parse_with_python(chunk: bytes, first_line: int, name: str, text_field: str
         rows.append(row)
     return ParsedChunk(_rows_to_table(rows), [row.get(text_field) for row in rows],
                        invalid_utf8, bad_lines)
+
+
+MAX_DEPTH = 100
+"""Objects and lists inside each other, at most; a deeper line is malformed input. Every step
+after parsing walks values recursively; real records nest a few levels."""
+
+
+def _depth(value) -> int:
+    """How many objects and lists nest inside each other in a JSON value (or fields in an
+    Arrow type), counted without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, outer = stack.pop()
+        if isinstance(item, dict):
+            children = list(item.values())
+        elif isinstance(item, list):
+            children = item
+        elif isinstance(item, pa.DataType) and item.num_fields:
+            children = [item.field(i).type for i in range(item.num_fields)]
+        else:
+            continue
+        deepest = max(deepest, outer + 1)
+        if deepest > MAX_DEPTH:
+            break
+        stack.extend((child, outer + 1) for child in children)
+    return deepest
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")

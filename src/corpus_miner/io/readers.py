@@ -49,12 +49,13 @@ class ReadStats:
     null_texts: int = 0  # null, missing or non-string texts read as empty documents
     binary_texts_decoded: int = 0  # Parquet texts stored as bytes, decoded as UTF-8
     binary_files_skipped: int = 0  # text-folder files with a NUL byte in their first 8 KiB
-    unreadable_folders_skipped: int = 0  # text-folder subfolders that cannot be listed
+    files_skipped: int = 0  # in input folders: pipes, devices, other files beside Parquet parts
+    unreadable_folders_skipped: int = 0  # subfolders of input folders that cannot be listed
     files: int = 0
     input_bytes: int = 0  # raw (possibly compressed) bytes consumed, for progress
 
     PROBLEMS = ("bad_lines_skipped", "invalid_utf8_replaced", "null_texts", "binary_texts_decoded",
-                "binary_files_skipped", "unreadable_folders_skipped")
+                "binary_files_skipped", "files_skipped", "unreadable_folders_skipped")
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -158,6 +159,8 @@ class _Reader:
             self.stats.files += 1
             yield from self._jsonl(sys.stdin.buffer, STDIN)
             return
+        if not str(item):  # Path("") is the current folder
+            raise InputError("an input name is empty")
         path = Path(item)
         if not path.exists():
             raise InputError(f"{path}: no such file or directory")
@@ -172,6 +175,10 @@ class _Reader:
             files = self._folder_files(path)
             parquet_files = [f for f in files if f.name.lower().endswith(PARQUET_SUFFIXES)]
             if parquet_files:
+                # beside Parquet parts, other files are not documents; markers such as Spark's
+                # _SUCCESS are expected, anything else is counted so it does not go unnoticed
+                self.stats.files_skipped += sum(
+                    1 for f in files if f not in parquet_files and not f.name.startswith("_"))
                 for file in parquet_files:
                     yield from self._parquet(file)
             else:
@@ -233,6 +240,10 @@ class _Reader:
             return
         if self.text_field not in names:
             raise _missing_field(path, self.text_field, names)
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:  # a record cannot hold two values under one name (JSON keeps the last)
+            raise InputError(f"{path}: more than one column named {', '.join(twice)}; rename "
+                             "them apart")
         total_bytes = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
         bytes_per_row = max(1, total_bytes // max(1, meta.num_rows))
         rows = max(1, self.batch_size // bytes_per_row)
@@ -246,15 +257,23 @@ class _Reader:
 
     # -- folders ---------------------------------------------------------------------------
     def _folder_files(self, root: Path) -> list[Path]:
-        """Files under root, recursively, sorted by relative path; hidden ones skipped, and
-        subfolders that cannot be listed counted (unreadable_folders_skipped)."""
+        """Regular files under root, recursively, sorted by relative path; hidden ones
+        skipped; pipes, devices and dangling links counted (files_skipped), and so are
+        subfolders that cannot be listed (unreadable_folders_skipped)."""
         def unreadable(exc: OSError) -> None:
             self.stats.unreadable_folders_skipped += 1
 
         found = []
         for folder, subfolders, files in os.walk(root, onerror=unreadable):
             subfolders[:] = [d for d in subfolders if not d.startswith(".")]
-            found.extend(Path(folder, f) for f in files if not f.startswith("."))
+            for name in files:
+                if name.startswith("."):
+                    continue
+                file = Path(folder, name)
+                if file.is_file():  # follows symlinks
+                    found.append(file)
+                else:  # a pipe would block the read forever, a device never end
+                    self.stats.files_skipped += 1
         return sorted(found, key=lambda p: p.relative_to(root).as_posix())
 
     def _text_folder(self, root: Path, files: list[Path]) -> Iterator[DocumentBatch]:

@@ -164,6 +164,14 @@ def read_phrases(path: str | Path) -> list[dict]:
     if not path.exists():
         raise InputError(f"{path}: no such phrase file")
     fmt = _format_of(path)
+    try:
+        return _read_phrase_rows(path, fmt)
+    except (OSError, EOFError, UnicodeDecodeError) as exc:  # truncated .gz, not UTF-8, ...
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise InputError(f"{path}: cannot read the phrase list ({reason})") from None
+
+
+def _read_phrase_rows(path: Path, fmt: str) -> list[dict]:
     rows: list[dict] = []
     if fmt == "txt":
         with open(path, encoding="utf-8") as f:
