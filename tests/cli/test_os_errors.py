@@ -9,7 +9,6 @@ import os
 import resource
 import subprocess
 import sys
-import tempfile
 
 import pytest
 
@@ -57,20 +56,34 @@ def test_a_pipe_closed_by_its_reader_ends_quietly(source, monkeypatch, capsys):
     assert capsys.readouterr().err == ""
 
 
-def test_permission_denied_on_the_output_folder(source, tmp_path, monkeypatch, capsys):
-    # root may write anywhere, so the refusal is simulated where the OS would give it
-    def no_access(path, mode, **kwargs):
-        return False
+@pytest.fixture
+def locked(tmp_path):
+    """A folder nobody may create files in, root included (immutable), or skip."""
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    if os.geteuid() == 0:
+        if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode:
+            pytest.skip("root can write anywhere and chattr is not available here")
+        yield folder
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+    else:
+        folder.chmod(0o500)
+        yield folder
+        folder.chmod(0o700)
 
-    monkeypatch.setattr(os, "access", no_access)
-    assert main(["clean", str(source), "-o", str(tmp_path / "out" / "c.jsonl")]) == 2
-    assert "cannot write (permission denied on" in capsys.readouterr().err
-    monkeypatch.undo()
 
-    def mkstemp(*args, dir=None, **kwargs):
-        raise PermissionError(errno.EACCES, "Permission denied", dir)
+def test_an_unwritable_output_folder_is_refused_before_any_work(source, locked, capsys):
+    assert main(["clean", str(source), "-o", str(locked / "c.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"corpus-miner: error: {locked / 'c.jsonl'}: cannot write (")
+    assert err.count("\n") == 1 and list(locked.iterdir()) == []
 
-    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)  # lost between the check and the write
+
+def test_an_error_while_writing_leaves_no_temporary_file(source, tmp_path, monkeypatch, capsys):
+    def refuse(src, dst):  # e.g. the folder was made read-only while the command ran
+        raise PermissionError(errno.EACCES, "Permission denied", os.fspath(src), os.fspath(dst))
+
+    monkeypatch.setattr(os, "replace", refuse)
     assert main(["dedup", str(source), "-o", str(tmp_path / "d.jsonl")]) == 2
     assert capsys.readouterr().err == (f"corpus-miner: error: {tmp_path / 'd.jsonl'}: cannot "
                                        "write (permission denied)\n")

@@ -15,6 +15,7 @@ from corpus_miner.coverage.clean import Cleaner
 from corpus_miner.coverage.coverage import Coverage
 from corpus_miner.corpus import load_corpus
 from corpus_miner.errors import OutputError
+from corpus_miner.io import read_documents, write_records
 from corpus_miner.io.overlap import check_apart
 from corpus_miner.phrases.miner import BloomSpan
 
@@ -140,6 +141,8 @@ def test_library_writers_refuse_their_inputs_too(area):
     before = _snapshot(area)
     with pytest.raises(OutputError, match="same file as the input"):
         Cleaner().fit(corpus, coverage).write(source, area / "hard.jsonl")
+    with pytest.raises(OutputError, match="same file as the input"):
+        write_records(read_documents([area / "sym.jsonl"]), area / "in.jsonl")
     with pytest.raises(OutputError, match="inside the input folder"):
         check_apart([area / "docs"], [area / "docs" / "sub" / "x.jsonl"])
     with pytest.raises(OutputError, match="holds the input"):

@@ -37,14 +37,26 @@ def os_reason(exc: OSError) -> str:
 
 
 def _check_parent(final: Path) -> None:
-    """The nearest existing ancestor of `final` must be a folder we may create files in."""
+    """The folder of `final` must take a new file (tried: permissions, read-only mounts and
+    pseudo file systems all show); a folder still to be created must have a writable nearest
+    existing ancestor."""
     parent = final.parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
     if not parent.is_dir():
         raise OutputError(f"{final}: cannot write ({parent} is not a folder)")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise OutputError(f"{final}: cannot write (permission denied on {parent})")
+    if parent != final.parent:
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise OutputError(f"{final}: cannot write (permission denied on {parent})")
+        return
+    try:
+        with deferred():
+            fd, probe = tempfile.mkstemp(prefix=_temporary_prefix(final), suffix=".tmp",
+                                         dir=parent)
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as exc:
+        raise OutputError(f"{final}: cannot write ({os_reason(exc)})") from None
 
 
 def check_file_output(final: str | os.PathLike) -> None:
@@ -90,15 +102,15 @@ def check_folder_output(final: str | os.PathLike,
     _check_parent(final)
 
 
-def _is_ours(exc: OSError, final: Path, tmp: Path | None) -> bool:
+def _is_ours(exc: OSError, final: Path) -> bool:
     """Whether an OSError comes from writing the output: no file name (a write or flush), the
-    output, one of its folders, or the temporary file (or a sibling named after it)."""
+    output, one of its folders, or a temporary sibling (named after the output)."""
     if exc.filename is None:
         return True
-    name = os.fspath(exc.filename)
-    if name in {os.fspath(p) for p in (final, *final.parents)}:
+    name = Path(os.fsdecode(exc.filename))
+    if name in (final, *final.parents):
         return True
-    return tmp is not None and name.startswith(os.fspath(tmp))
+    return name.parent == final.parent and name.name.startswith(_temporary_prefix(final))
 
 
 @contextlib.contextmanager
@@ -111,7 +123,7 @@ def atomic_path(final: str | os.PathLike) -> Iterator[Path]:
         try:
             yield final
         except OSError as exc:
-            if not _is_ours(exc, final, None):
+            if not _is_ours(exc, final):
                 raise
             raise OutputError(f"{final}: cannot write ({os_reason(exc)})") from None
         return
@@ -128,7 +140,7 @@ def atomic_path(final: str | os.PathLike) -> Iterator[Path]:
         os.replace(tmp_path, final)
     except OSError as exc:
         _remove(tmp_path)
-        if not _is_ours(exc, final, tmp_path):
+        if not _is_ours(exc, final):
             raise
         raise OutputError(f"{final}: cannot write ({os_reason(exc)})") from None
     except BaseException:
@@ -183,7 +195,7 @@ def atomic_dir(final: str | os.PathLike,
                 os.replace(tmp_path, final)
     except OSError as exc:
         _remove(tmp_path)
-        if not _is_ours(exc, final, tmp_path):
+        if not _is_ours(exc, final):
             raise
         raise OutputError(f"{final}: cannot write ({os_reason(exc)})") from None
     except BaseException:

@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 
 from corpus_miner.io.atomic import atomic_path, text_output, writing_stdout
 from corpus_miner.io.jsonl import JSON_TEXT, is_json_text, json_values
+from corpus_miner.io.overlap import check_apart
 from corpus_miner.io.readers import DocumentBatch
 from corpus_miner.errors import ParameterError
 
@@ -26,7 +27,8 @@ def write_records(batches_or_table, path) -> int:
 
     Accepts a pa.Table / pa.RecordBatch, or an iterable of them or of DocumentBatch (their
     `records`). Field order and types are kept (JSON: as far as JSON can express them; Parquet:
-    batches whose schemas differ are unified, missing fields become null).
+    batches whose schemas differ are unified, missing fields become null). An output that is
+    the input of one of the DocumentBatches is refused (OutputError) and left as it was.
     """
     if str(path) == "-":  # a pipe cannot be written atomically: records stream as they come
         with writing_stdout():
@@ -36,19 +38,23 @@ def write_records(batches_or_table, path) -> int:
     if not name.endswith(OUTPUT_SUFFIXES):
         raise ParameterError(f"{path}: unknown output format; use one of "
                              f"{', '.join(OUTPUT_SUFFIXES)}, or - for JSONL on stdout")
-    tables = _tables(batches_or_table)
+    sources: set[str] = set()  # inputs of DocumentBatches: never renamed over
+    tables = _tables(batches_or_table, sources)
     with atomic_path(path) as tmp:
         if name.endswith(".parquet"):
-            return _write_parquet(tables, tmp)
-        if not name.endswith(".gz"):
+            rows = _write_parquet(tables, tmp)
+        elif not name.endswith(".gz"):
             with text_output(tmp, compress=False) as out:
-                return _write_jsonl(tables, out)
-        with text_output(tmp, compress=True) as text:
-            out = _WriteInBackground(text.buffer)
-            try:
-                return _write_jsonl(tables, out)
-            finally:
-                out.close()
+                rows = _write_jsonl(tables, out)
+        else:
+            with text_output(tmp, compress=True) as text:
+                out = _WriteInBackground(text.buffer)
+                try:
+                    rows = _write_jsonl(tables, out)
+                finally:
+                    out.close()
+        check_apart(sources, [path])  # before the rename: the input is still intact
+    return rows
 
 
 def _write_jsonl(tables: Iterable[pa.Table], out) -> int:
@@ -108,11 +114,13 @@ class _WriteInBackground:
         self._check()
 
 
-def _tables(source) -> Iterable[pa.Table]:
+def _tables(source, sources: set | None = None) -> Iterable[pa.Table]:
     if isinstance(source, (pa.Table, pa.RecordBatch)):
         source = [source]
     for item in source:
         if isinstance(item, DocumentBatch):
+            if sources is not None:
+                sources.add(item.source)
             item = item.records
         if isinstance(item, pa.RecordBatch):
             item = pa.Table.from_batches([item])
