@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
+import os
 
 import pytest
 import zstandard
@@ -28,3 +30,20 @@ def write_jsonl(tmp_path):
         return path
 
     return write
+
+
+def _snapshot(root) -> dict:
+    """{relative path: sha256} of every file under root, hidden ones included."""
+    found = {}
+    for folder, _, files in os.walk(root):
+        for name in files:
+            path = os.path.join(folder, name)
+            with open(path, "rb") as handle:
+                found[os.path.relpath(path, root)] = hashlib.sha256(handle.read()).hexdigest()
+    return found
+
+
+@pytest.fixture
+def snapshot():
+    """snapshot(folder) -> {relative path: sha256} of every file: to show nothing changed."""
+    return _snapshot

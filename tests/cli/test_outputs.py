@@ -3,7 +3,6 @@ before any is written (issue 10, "an output that is also an input destroys the i
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -22,17 +21,6 @@ from corpus_miner.phrases.miner import BloomSpan
 TEXT = "cookies help us deliver our services and by using them you agree"
 ROWS = [{"id": i, "text": f"{TEXT} page {i} words of its own number {i * 7}"} for i in range(12)]
 MINING = ["--sigma", "3", "--min-length", "4"]
-
-
-def _snapshot(root) -> dict:
-    """Every file under root (hidden ones too) with its content hash: nothing may change."""
-    found = {}
-    for folder, _, files in os.walk(root):
-        for name in files:
-            path = os.path.join(folder, name)
-            with open(path, "rb") as handle:
-                found[os.path.relpath(path, root)] = hashlib.sha256(handle.read()).hexdigest()
-    return found
 
 
 @pytest.fixture
@@ -98,17 +86,18 @@ REFUSED = [
 
 @pytest.mark.parametrize("argv, message", REFUSED, ids=lambda v: " ".join(v)[:60]
                          if isinstance(v, list) else None)
-def test_an_output_that_is_an_input_is_refused_before_any_work(area, capsys, argv, message):
-    before = _snapshot(area)
+def test_an_output_that_is_an_input_is_refused_before_any_work(area, capsys, snapshot, argv,
+                                                                message):
+    before = snapshot(area)
     assert main([a.format(t=area) for a in argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("corpus-miner: error:") and err.count("\n") == 1
     assert message in err
-    assert _snapshot(area) == before  # nothing written, nothing replaced, no temporary file
+    assert snapshot(area) == before  # nothing written, nothing replaced, no temporary file
 
 
-def test_stdout_and_stdin_that_are_input_files_are_refused(area, monkeypatch, capsys):
-    before = _snapshot(area)
+def test_stdout_and_stdin_that_are_input_files_are_refused(area, monkeypatch, capsys, snapshot):
+    before = snapshot(area)
     with open(area / "in.jsonl", "a", encoding="utf-8") as appending:  # `>> in.jsonl`
         monkeypatch.setattr(sys, "stdout", appending)
         assert main(["dedup", str(area / "in.jsonl"), "-o", "-"]) == 2
@@ -121,7 +110,7 @@ def test_stdout_and_stdin_that_are_input_files_are_refused(area, monkeypatch, ca
     assert err[0].startswith("corpus-miner: error: stdout: is the same file as the input")
     assert err[2].startswith(f"corpus-miner: error: {area / 'hard.jsonl'}: is the same file "
                              "as the input stdin")
-    assert _snapshot(area) == before
+    assert snapshot(area) == before
 
 
 def test_outputs_apart_from_the_inputs_are_written(area, capsys):
@@ -134,11 +123,11 @@ def test_outputs_apart_from_the_inputs_are_written(area, capsys):
     assert sorted(os.listdir(area / "out")) == ["c.json", "c.jsonl", "idx", "u.jsonl"]
 
 
-def test_library_writers_refuse_their_inputs_too(area):
+def test_library_writers_refuse_their_inputs_too(area, snapshot):
     source = str(area / "in.jsonl")
     corpus = load_corpus([source])
     coverage = Coverage.from_miner(BloomSpan(sigma=3, min_length=4).fit(corpus), corpus)
-    before = _snapshot(area)
+    before = snapshot(area)
     with pytest.raises(OutputError, match="same file as the input"):
         Cleaner().fit(corpus, coverage).write(source, area / "hard.jsonl")
     with pytest.raises(OutputError, match="same file as the input"):
@@ -147,4 +136,4 @@ def test_library_writers_refuse_their_inputs_too(area):
         check_apart([area / "docs"], [area / "docs" / "sub" / "x.jsonl"])
     with pytest.raises(OutputError, match="holds the input"):
         check_apart([area / "idx" / "metadata.json"], [area / "idx"])
-    assert _snapshot(area) == before
+    assert snapshot(area) == before

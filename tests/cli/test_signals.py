@@ -8,7 +8,6 @@ is most harmful; compiled kernels run between lines. A real process checks the e
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import signal
@@ -60,16 +59,6 @@ def _traced(argv, tracer):
         sys.settrace(None)
 
 
-def _state(folder) -> dict:
-    found = {}
-    for root, _, files in os.walk(folder):
-        for name in files:
-            path = os.path.join(root, name)
-            with open(path, "rb") as handle:
-                found[os.path.relpath(path, folder)] = hashlib.sha256(handle.read()).digest()
-    return found
-
-
 def _write(path, rows):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
@@ -86,7 +75,8 @@ COMMANDS = {  # name -> (argv after the inputs, output name)
 # CPython closes it at once (refcount) and warns: harmless, and no code of ours can avoid it.
 @pytest.mark.filterwarnings("ignore::ResourceWarning")
 @pytest.mark.parametrize("command", list(COMMANDS))
-def test_a_signal_at_any_moment_leaves_the_old_or_the_new_output(tmp_path, command, capsys):
+def test_a_signal_at_any_moment_leaves_the_old_or_the_new_output(tmp_path, command, capsys,
+                                                                 snapshot):
     extra, name = COMMANDS[command]
     old_rows = [{"id": i, "text": f"{TEMPLATE} old {i}"} for i in range(8)]
     new_rows = [{"id": i, "text": f"{TEMPLATE} new page {i} " * (1 + i % 3)} for i in range(40)]
@@ -96,14 +86,14 @@ def test_a_signal_at_any_moment_leaves_the_old_or_the_new_output(tmp_path, comma
     argv = [*command.split(), str(tmp_path / "in.jsonl"), *extra, "-o", str(out_dir / name)]
     assert main([*command.split(), str(tmp_path / "old.jsonl"), *extra, "-o",
                  str(out_dir / name)]) == 0
-    old = _state(out_dir)
+    old = snapshot(out_dir)
     reference = tmp_path / "reference"
     assert main(argv[:-1] + [str(reference / name)]) == 0
-    new = _state(reference)
+    new = snapshot(reference)
     assert new != old
 
     counting = _Tracer()
-    assert _traced(argv, counting) == 0 and _state(out_dir) == new
+    assert _traced(argv, counting) == 0 and snapshot(out_dir) == new
     assert main([*command.split(), str(tmp_path / "old.jsonl"), *extra, "-o",
                  str(out_dir / name)]) == 0  # back to the old output
     # every line of the writers' critical part, and a spread of the rest
@@ -117,7 +107,7 @@ def test_a_signal_at_any_moment_leaves_the_old_or_the_new_output(tmp_path, comma
         assert tracer.fired
         err = capsys.readouterr().err
         assert err.endswith("corpus-miner: stopped by SIGTERM\n"), err
-        state = _state(out_dir)
+        state = snapshot(out_dir)
         assert state in (old, new), f"line {at}: {sorted(state)}"
         if state == new:  # done before the signal: back to the old output for the next moment
             assert main([*command.split(), str(tmp_path / "old.jsonl"), *extra, "-o",

@@ -51,10 +51,7 @@ def _check_parent(final: Path) -> None:
         return
     try:
         with deferred():
-            fd, probe = tempfile.mkstemp(prefix=_temporary_prefix(final), suffix=".tmp",
-                                         dir=parent)
-            os.close(fd)
-            os.unlink(probe)
+            os.unlink(_make_temporary(final, folder=False))
     except OSError as exc:
         raise OutputError(f"{final}: cannot write ({os_reason(exc)})") from None
 
@@ -114,38 +111,40 @@ def _is_ours(exc: OSError, final: Path) -> bool:
 
 
 @contextlib.contextmanager
-def atomic_path(final: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary file path next to `final`; rename it onto `final` on success."""
-    final = Path(final)
-    check_file_output(final)
-    if final.exists() and not final.is_file():
-        # a device or pipe: renaming over it would replace e.g. /dev/null by a regular file
-        try:
-            yield final
-        except OSError as exc:
-            if not _is_ours(exc, final):
-                raise
-            raise OutputError(f"{final}: cannot write ({os_reason(exc)})") from None
-        return
-    tmp_path = None
+def _output_errors(final: Path) -> Iterator[None]:
+    """An OSError of writing `final` (not of reading an input) becomes one OutputError."""
     try:
-        with deferred():  # a signal between creating and remembering it would leak the file
-            final.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(final), suffix=".tmp",
-                                       dir=final.parent)
-            tmp_path = Path(tmp)
-            os.close(fd)
-        os.chmod(tmp_path, _default_mode(0o666))  # mkstemp makes 0600; outputs: the umask mode
-        yield tmp_path
-        os.replace(tmp_path, final)
+        yield
     except OSError as exc:
-        _remove(tmp_path)
         if not _is_ours(exc, final):
             raise
         raise OutputError(f"{final}: cannot write ({os_reason(exc)})") from None
+
+
+@contextlib.contextmanager
+def _temporary_sibling(final: Path, folder: bool) -> Iterator[Path]:
+    """A new temporary file or folder next to `final`, named after it and with the usual umask
+    mode (mkstemp makes 0600), removed if the block fails for any reason, a signal included."""
+    made = None
+    try:
+        with _output_errors(final):
+            with deferred():  # a signal between creating and remembering it would leak it
+                final.parent.mkdir(parents=True, exist_ok=True)
+                made = Path(_make_temporary(final, folder))
+            os.chmod(made, _default_mode(0o777 if folder else 0o666))
+            yield made
     except BaseException:
-        _remove(tmp_path)
+        _remove(made)
         raise
+
+
+def _make_temporary(final: Path, folder: bool) -> str:
+    prefix = _temporary_prefix(final)
+    if folder:
+        return tempfile.mkdtemp(prefix=prefix, suffix=".tmp", dir=final.parent)
+    fd, name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=final.parent)
+    os.close(fd)
+    return name
 
 
 def _temporary_prefix(final: Path) -> str:
@@ -165,6 +164,21 @@ def _remove(path: Path | None) -> None:
 
 
 @contextlib.contextmanager
+def atomic_path(final: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary file path next to `final`; rename it onto `final` on success."""
+    final = Path(final)
+    check_file_output(final)
+    if final.exists() and not final.is_file():
+        # a device or pipe: renaming over it would replace e.g. /dev/null by a regular file
+        with _output_errors(final):
+            yield final
+        return
+    with _temporary_sibling(final, folder=False) as tmp:
+        yield tmp
+        os.replace(tmp, final)
+
+
+@contextlib.contextmanager
 def atomic_dir(final: str | os.PathLike,
                replaceable: Callable[[Path], bool] = is_own_output) -> Iterator[Path]:
     """Yield a temporary folder next to `final`; on success it replaces `final` (old one removed).
@@ -173,34 +187,20 @@ def atomic_dir(final: str | os.PathLike,
     written by corpus-miner), so `-o ~/Documents` is an error instead of a deleted folder."""
     final = Path(final)
     check_folder_output(final, replaceable)
-    tmp_path = None
-    try:
-        with deferred():
-            final.parent.mkdir(parents=True, exist_ok=True)
-            tmp_path = Path(tempfile.mkdtemp(prefix=_temporary_prefix(final), suffix=".tmp",
-                                             dir=final.parent))
-        os.chmod(tmp_path, _default_mode(0o777))
-        yield tmp_path
+    with _temporary_sibling(final, folder=True) as tmp:
+        yield tmp
         with deferred():  # never leave neither the old folder nor the new one under `final`
-            if final.exists():
-                old = final.with_name(f"{_temporary_prefix(final)}old-{os.getpid()}")
-                os.replace(final, old)
-                try:
-                    os.replace(tmp_path, final)
-                except OSError:
-                    os.replace(old, final)
-                    raise
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                os.replace(tmp_path, final)
-    except OSError as exc:
-        _remove(tmp_path)
-        if not _is_ours(exc, final):
-            raise
-        raise OutputError(f"{final}: cannot write ({os_reason(exc)})") from None
-    except BaseException:
-        _remove(tmp_path)
-        raise
+            if not final.exists():
+                os.replace(tmp, final)
+                return
+            old = final.with_name(f"{_temporary_prefix(final)}old-{os.getpid()}")
+            os.replace(final, old)
+            try:
+                os.replace(tmp, final)
+            except OSError:
+                os.replace(old, final)
+                raise
+            shutil.rmtree(old, ignore_errors=True)
 
 
 @contextlib.contextmanager

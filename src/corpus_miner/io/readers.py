@@ -322,9 +322,8 @@ class _Reader:
             null_texts = sum(1 for t in python_texts if not isinstance(t, str))
             texts = pa.array([t if isinstance(t, str) else "" for t in python_texts], pa.string())
         else:
-            texts, null_texts = self._arrow_texts(table.column(self.text_field).combine_chunks())
-            if validate_utf8:
-                texts = self._valid_utf8(texts)
+            texts, null_texts = self._arrow_texts(table.column(self.text_field).combine_chunks(),
+                                                  validate_utf8)
         ids = self._ids(table, n)
         offsets, _ = arrow_string_buffers(texts)
         self.stats.documents += n
@@ -334,32 +333,39 @@ class _Reader:
         self.row += n
         return batch
 
-    def _arrow_texts(self, column: pa.Array) -> tuple[pa.Array, int]:
+    def _arrow_texts(self, column: pa.Array, validate: bool) -> tuple[pa.Array, int]:
         """(texts without nulls, how many were null or not text). Texts stored as bytes are
-        decoded as UTF-8 (counted; invalid bytes replaced and counted); numbers, lists and
-        other types are no text: empty documents."""
+        decoded as UTF-8 (counted); numbers, lists and other types are no text: empty
+        documents. Strings are checked for UTF-8 when `validate` (Parquet does not check)."""
         if pa.types.is_dictionary(column.type):
             column = column.dictionary_decode()
         kind = column.type
         if pa.types.is_binary(kind) or pa.types.is_large_binary(kind) \
                 or pa.types.is_binary_view(kind):
             self.stats.binary_texts_decoded += len(column) - column.null_count
-            column = self._decoded(column)
+            column = self._utf8(column)
         elif pa.types.is_string_view(kind):
             column = column.cast(pa.string())
-        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
-            nulls = column.null_count
-            return (pc.fill_null(column, "") if nulls else column), nulls
-        return _empty_strings(len(column)), len(column)  # numbers, objects, all-null: not text
+        elif validate and (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            column = self._utf8(column)
+        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+            return _empty_strings(len(column)), len(column)  # numbers, objects, all-null
+        nulls = column.null_count
+        return (pc.fill_null(column, "") if nulls else column), nulls
 
-    def _decoded(self, column: pa.Array) -> pa.Array:
-        try:  # the cast checks that the bytes are UTF-8
-            return column.cast(pa.large_string() if pa.types.is_large_binary(column.type)
-                               else pa.string())
+    def _utf8(self, column: pa.Array) -> pa.Array:
+        """Valid UTF-8 strings from unchecked strings or bytes: invalid bytes are replaced by
+        U+FFFD and counted (invalid_utf8_replaced), like everywhere else."""
+        large = pa.types.is_large_string(column.type) or pa.types.is_large_binary(column.type)
+        try:  # validating a string array, or casting bytes to strings, checks the UTF-8
+            if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+                column.validate(full=True)
+                return column
+            return column.cast(pa.large_string() if large else pa.string())
         except pa.ArrowInvalid:
             pass
         texts = []
-        for raw in column.to_pylist():
+        for raw in column.cast(pa.large_binary()).to_pylist():
             if raw is None:
                 texts.append(None)
                 continue
@@ -368,24 +374,7 @@ class _Reader:
             except UnicodeDecodeError:
                 texts.append(raw.decode("utf-8", "replace"))
                 self.stats.invalid_utf8_replaced += 1
-        return pa.array(texts, pa.string())
-
-    def _valid_utf8(self, texts: pa.Array) -> pa.Array:
-        """Arrow does not validate UTF-8 read from Parquet; replace and count like elsewhere."""
-        try:
-            texts.validate(full=True)
-            return texts
-        except pa.ArrowInvalid:
-            pass
-        fixed = []
-        for raw in texts.cast(pa.large_binary() if pa.types.is_large_string(texts.type)
-                              else pa.binary()).to_pylist():
-            try:
-                fixed.append(raw.decode("utf-8"))
-            except UnicodeDecodeError:
-                fixed.append(raw.decode("utf-8", "replace"))
-                self.stats.invalid_utf8_replaced += 1
-        return pa.array(fixed, pa.string())
+        return pa.array(texts, pa.large_string() if large else pa.string())
 
     def _ids(self, table: pa.Table, n: int) -> pa.Array:
         row_numbers = pa.array(np.arange(self.row, self.row + n, dtype=np.int64)).cast(pa.string())
