@@ -102,3 +102,12 @@ def test_file_too_large_is_one_line_and_leaves_nothing(tmp_path):
     assert done.returncode == 2
     assert done.stderr == f"corpus-miner: error: {out}: cannot write (file too large)\n"
     assert _files(tmp_path) == []
+
+
+def test_a_closed_stderr_keeps_summaries_out_of_the_records_on_stdout(source, monkeypatch,
+                                                                       capsys):
+    monkeypatch.setattr(sys, "stderr", None)  # `2>&-`: print(file=None) would use stdout
+    assert main(["dedup", str(source), "-o", "-", "--annotate"]) == 0
+    sys.stderr.close()  # the /dev/null that main put in its place
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(ROWS) and all(json.loads(line)["id"] >= 0 for line in lines)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from corpus_miner import __version__
@@ -55,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     from corpus_miner.cli.common import print_read_problems
     from corpus_miner.cli.outputs import check_outputs
 
+    if sys.stderr is None:  # started with stderr closed: print(file=None) would go to stdout,
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - into records written there
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "handler", None) is None:
