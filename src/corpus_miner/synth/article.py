@@ -69,8 +69,8 @@ def unique_random_words(count: int, rng: np.random.Generator, exclude: Iterable[
     return _letters(codes[:count], 8)
 
 
-MAX_COUNT = 2**31 - 1  # any size parameter; beyond it numpy overflows or cannot allocate
-MAX_WORDS = 2**32  # words of a whole generated corpus (already tens of GB as Python lists)
+MAX_COUNT = 2**31 - 1  # any size parameter; beyond it numpy overflows
+MAX_CELLS = 2**28  # words (or table cells) generated in all: ~65 bytes each as Python lists
 
 
 def _check_positive(**values):
@@ -81,10 +81,13 @@ def _check_positive(**values):
             raise ParameterError(f"{name}={value}: must be at most 2^31 - 1 ({MAX_COUNT:,})")
 
 
-def _check_words(n_docs: int, words_per_doc: int) -> None:
-    if n_docs * words_per_doc > MAX_WORDS:
-        raise ParameterError(f"{n_docs:,} documents of {words_per_doc:,} words: at most "
-                             f"2^32 ({MAX_WORDS:,}) words in a generated corpus")
+def _check_size(**products: int) -> None:
+    """What the parameters ask to hold in memory, against MAX_CELLS (a bound, not a limit any
+    test corpus nears: 2^28 words take ~17 GB as Python lists)."""
+    for what, size in products.items():
+        if size > MAX_CELLS:
+            raise ParameterError(f"these parameters ask for {size:,} {what.replace('_', ' ')}; "
+                                 f"at most 2^28 ({MAX_CELLS:,}) fit in memory")
 
 
 def _rng(seed) -> np.random.Generator:
@@ -99,7 +102,7 @@ def synthetic1(n_docs: int, words_per_doc: int = 5000,
                phrases: Sequence[tuple[str, int]] = ARTICLE_PHRASES, seed: int = 0) -> list[list[str]]:
     """The article's Synthetic 1: unique random background words, phrases inserted with supports."""
     _check_positive(n_docs=n_docs, words_per_doc=words_per_doc)
-    _check_words(n_docs, words_per_doc)
+    _check_size(words=n_docs * words_per_doc)
     rng = _rng(seed)
     phrase_tokens = [(text.lower().split(), int(support)) for text, support in phrases]
     for tokens, support in phrase_tokens:
@@ -142,7 +145,8 @@ def synthetic2(n_docs: int, words_per_doc: int = 1000, n_families: int = 3, fami
     _check_positive(n_docs=n_docs, words_per_doc=words_per_doc, n_families=n_families,
                     family_length=family_length, windows_per_doc=windows_per_doc,
                     family_vocabulary=family_vocabulary)
-    _check_words(n_docs, words_per_doc + windows_per_doc * family_length)
+    _check_size(words=n_docs * (words_per_doc + windows_per_doc * family_length),
+                family_words=n_families * family_length, vocabulary_words=family_vocabulary)
     max_window = max(2, family_length // 2) if max_window is None else max_window
     if not 2 <= max_window <= family_length:
         raise ParameterError(f"max_window={max_window}: must be between 2 and family_length="
