@@ -39,6 +39,10 @@ def source(tmp_path):
      "words_per_doc="),
     (["generate", "synthetic2", "--docs", "100000", "--words-per-doc", "100000",
       "-o", "{tmp}/o.jsonl"], "at most 2^28"),
+    (["generate", "web", "--vocabulary", "2147483647", "-o", "{tmp}/o.jsonl"], "vocabulary="),
+    (["generate", "web", "--sites", "2000000", "-o", "{tmp}/o.jsonl"], "n_sites="),
+    (["generate", "web", "--body-words", "65536", "-o", "{tmp}/o.jsonl"], "mean_body_words="),
+    (["generate", "web", "--tokens", "nan", "-o", "{tmp}/o.jsonl"], "--tokens nan"),
 ])
 def test_absurd_numbers_are_one_line_errors(source, tmp_path, capsys, argv, message):
     assert main([a.format(src=source, tmp=tmp_path) for a in argv]) == 2

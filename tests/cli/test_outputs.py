@@ -80,7 +80,8 @@ REFUSED = [
     (["clean", "{t}/in.jsonl", *MINING, "-o", "-", "--json", "-"], "both write to stdout"),
     (["phrases", "{t}/in.jsonl", *MINING, "--stats", "-"], "cannot go to stdout"),
     (["dedup", "{t}/in.jsonl", "-o", "{t}/in.jsonl/x.jsonl"], "is not a folder"),
-    (["generate", "web", "-o", "{t}/docs"], "must end in .jsonl or .jsonl.gz"),
+    (["generate", "web", "-o", "{t}/docs"], "not a corpus-miner output"),  # not Parquet parts
+    (["generate", "web", "-o", "{t}/pages.txt"], "or a folder name (no suffix) for Parquet"),
 ]
 
 

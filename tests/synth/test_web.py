@@ -20,7 +20,7 @@ from corpus_miner import synth
 from corpus_miner.cli import main
 from corpus_miner.corpus import tokenize
 from corpus_miner.dedup import LSHBloom
-from corpus_miner.errors import InputError, ParameterError
+from corpus_miner.errors import OutputError, ParameterError
 from corpus_miner.io import read_documents
 from corpus_miner.synth import web_pages as w
 from corpus_miner.synth import web_render as wk
@@ -188,7 +188,7 @@ def test_parquet_parts_are_replaced_but_other_folders_are_not(tmp_path, monkeypa
     other = tmp_path / "mine"
     other.mkdir()
     (other / "notes.txt").write_text("keep me")
-    with pytest.raises(InputError, match="not a corpus-miner output"):
+    with pytest.raises(OutputError, match="not a corpus-miner output"):
         w.write_web(other, SMALL, n_docs=5)
     assert (other / "notes.txt").read_text() == "keep me"
     with pytest.raises(ParameterError, match="folder name"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from corpus_miner.cli.common import text_argument
@@ -99,7 +100,7 @@ def _run_web(args) -> int:
         raise ParameterError("give --docs or --tokens, not both")
     n_tokens = None
     if args.tokens is not None:
-        if args.tokens != int(args.tokens) or args.tokens < 1:
+        if not math.isfinite(args.tokens) or args.tokens != int(args.tokens) or args.tokens < 1:
             raise ParameterError(f"--tokens {args.tokens:g}: must be a positive whole number")
         n_tokens = int(args.tokens)
     n_docs = 1000 if args.docs is None and n_tokens is None else args.docs

@@ -17,6 +17,7 @@ letters and digits, so the project's tokenizer gives the same tokens back from "
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -73,12 +74,14 @@ MAX_COUNT = 2**31 - 1  # any size parameter; beyond it numpy overflows
 MAX_CELLS = 2**28  # words (or table cells) generated in all: ~65 bytes each as Python lists
 
 
-def _check_positive(**values):
+def _check_positive(limit: int = MAX_COUNT, **values):
+    """Each value a whole number from 1 to `limit` (what memory or int64 allow)."""
     for name, value in values.items():
-        if int(value) != value or value < 1:
+        if not isinstance(value, (int, float, np.integer)) or not math.isfinite(value) \
+                or int(value) != value or value < 1:
             raise ParameterError(f"{name}={value}: must be a positive integer")
-        if value > MAX_COUNT:
-            raise ParameterError(f"{name}={value}: must be at most 2^31 - 1 ({MAX_COUNT:,})")
+        if value > limit:
+            raise ParameterError(f"{name}={value}: must be at most {limit:,}")
 
 
 def _check_size(**products: int) -> None:

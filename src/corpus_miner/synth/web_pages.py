@@ -248,10 +248,10 @@ def web_blocks(world: WebWorld, n_docs: int | None = None,
     """Blocks of pages until n_docs pages, or until the page that reaches n_tokens tokens."""
     if (n_docs is None) == (n_tokens is None):
         raise ParameterError("give the number of pages or of tokens (one of them)")
-    if n_docs is not None:
-        _check_positive(n_docs=n_docs)
+    if n_docs is not None:  # pages stream block by block: only int64 bounds them
+        _check_positive(n_docs=n_docs, limit=2**62)
     else:
-        _check_positive(n_tokens=n_tokens)
+        _check_positive(n_tokens=n_tokens, limit=2**62)
     done_docs = done_tokens = 0
     block = 0
     while True:  # whole blocks always, so fewer pages asked for are a prefix of more

@@ -40,8 +40,11 @@ class WebParams:
     seed: int = 0
 
     def validate(self) -> None:
-        _check_positive(n_sites=self.n_sites, vocabulary=self.vocabulary,
-                        mean_body_words=self.mean_body_words)
+        # bounds by memory: each site ~10 kB of templates, each word of the vocabulary ~0.3 kB,
+        # and a block of 8,192 pages ~0.4 kB per word of their mean length (3.4 GB at 8,192)
+        _check_positive(n_sites=self.n_sites, limit=2**18)
+        _check_positive(vocabulary=self.vocabulary, limit=2**23)
+        _check_positive(mean_body_words=self.mean_body_words, limit=2**13)
         if not 0.0 <= self.repost_share < 1.0:
             raise ParameterError(f"repost_share={self.repost_share}: must be in [0, 1)")
         if not self.zipf_exponent > 0:
