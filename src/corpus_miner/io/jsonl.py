@@ -75,8 +75,8 @@ def parse_chunk(chunk: bytes, first_line: int, name: str, text_field: str,
                 skip_bad: bool) -> ParsedChunk:
     """Parse one chunk of JSON lines into a table with all fields, in line order."""
     n_lines = chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
-    # Arrow's parser is fast on many lines but slow on huge strings (one 200 MB line: 2.5 s,
-    # json.loads 0.4 s): lines that average megabytes go to the Python path directly.
+    # Arrow's parser is fast on many lines but slow on huge strings (one 200 MB line: 3.2 s,
+    # json.loads 0.84 s, bench_long_line.py): lines that average megabytes go to Python.
     if len(chunk) < _LONG_LINE_BYTES * n_lines:
         table = _parse_with_arrow(chunk, n_lines)
         if table is not None:
