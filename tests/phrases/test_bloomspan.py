@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -10,6 +17,8 @@ from hypothesis import strategies as st
 from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.phrases.bloomspan import KEY_LAYOUTS, default_filter_bytes, mine_bloomspan
 from tests.phrases.oracle import brute_force_mcfp
+
+ROOT = Path(__file__).resolve().parents[2]
 
 TOY = ["new laptop acer swift free shipping on orders over 50 dollars",
        "case for iphone 15 free shipping on orders over 50 dollars",
@@ -125,12 +134,24 @@ def test_article_toy_example():
     table, stats = mine_bloomspan(tokens, offsets, 3, 2, vocab)
     assert list(table.rows()) == [{"phrase": "free shipping on orders over 50 dollars",
                                    "length": 7, "df": 3, "occurrences": 3}]
-    # Psi order grows "free shipping" (df 4) first; the phrase it yields ends before the
-    # infrequent bigram "dollars sony" or at a document end, so the five inner seeds start at
-    # dead positions and are skipped (else left pruning would drop them: "free" precedes
-    # "shipping on" everywhere, and so on)
-    assert stats["seeds"] == 6 and stats["seeds_skipped_by_mask"] == 5
+    # Psi order grows "free shipping" (df 4) first; the five inner seeds are in the same batch,
+    # which sees no dead bits of its own finds (growth.py), and are left-pruned: "free" precedes
+    # "shipping on" everywhere, and so on
+    assert stats["seeds"] == 6 and stats["seeds_left_pruned"] == 5
     assert stats["covered_tokens"] == 21
+
+
+def test_inner_seeds_of_an_earlier_batch_find_are_skipped_by_the_dead_mask(monkeypatch):
+    """One seed per batch: the phrase found from "free shipping" ends before the window
+    "50 dollars sony" (in fewer than sigma documents) or at a document end, so its inner
+    positions are dead and the five inner seeds are skipped without growing."""
+    import corpus_miner.phrases.growth as growth
+
+    monkeypatch.setattr(growth, "SEEDS_PER_BATCH", 1)
+    docs, vocab = encode(TOY)
+    tokens, offsets = arrays(docs)
+    table, stats = mine_bloomspan(tokens, offsets, 3, 2, vocab)
+    assert len(table) == 1 and stats["seeds"] == 6 and stats["seeds_skipped_by_mask"] == 5
 
 
 def test_synthetic1_known_answer():
@@ -204,9 +225,12 @@ def test_corpus_layout_errors():
 
 
 def test_default_filter_size_is_bounded():
-    assert default_filter_bytes(0) == 4096
-    assert default_filter_bytes(10_000_000) == 2_500_000
-    assert default_filter_bytes(10**12) == 512 << 20
+    assert default_filter_bytes(0, 20) == 4096
+    assert default_filter_bytes(10_000_000, 20) == 2_500_000  # lambda = 20 / 4 windows a cell
+    assert default_filter_bytes(10_000_000, 3) == 13_333_333
+    assert default_filter_bytes(10_000_000, 2) == 20_000_000
+    assert default_filter_bytes(10_000_000, 1000) == 2_500_000  # thresholds stop at 255
+    assert default_filter_bytes(10**12, 20) == 1 << 30
 
 
 @pytest.mark.parametrize("period", [1, 2, 3])
@@ -265,3 +289,63 @@ def test_periodic_run_matches_brute_force():
     tokens, offsets = arrays(docs)
     table, _ = mine_bloomspan(tokens, offsets, 2, 3, ["a", "b", "c", "d"])
     assert table.key_set() == brute_force_mcfp(docs, 2, 3)
+
+
+def test_kernels_without_jit():
+    """The same kernels run as plain Python (NUMBA_DISABLE_JIT=1) give the oracle's answer."""
+    script = textwrap.dedent("""
+        import warnings, numpy as np, sys
+        warnings.simplefilter("ignore")
+        sys.path.insert(0, "tests/phrases")
+        from oracle import brute_force_mcfp
+        from corpus_miner.phrases.bloomspan import mine_bloomspan
+        rng = np.random.default_rng(3)
+        for trial in range(25):
+            docs = [list(rng.integers(0, 3, size=int(rng.integers(0, 9)))) for _ in range(6)]
+            tokens = np.array([t for d in docs for t in d], dtype=np.uint32)
+            offsets = np.cumsum([0] + [len(d) for d in docs])
+            table, _ = mine_bloomspan(tokens, offsets, 2, 2, ["a", "b", "c"], filter_bytes=64,
+                                      key_layout=("packed", "unpacked")[trial % 2])
+            assert table.key_set() == brute_force_mcfp(docs, 2, 2), (docs, table.key_set())
+        print("ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], env=dict(os.environ, NUMBA_DISABLE_JIT="1"),
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "ok"
+
+
+def test_answer_and_stats_do_not_depend_on_the_thread_count():
+    """Every stage runs on numba.get_num_threads() threads; rows and every count in the stats
+    are the same with 1 and 3 threads (small batches, so that many batches and slices run)."""
+    script = textwrap.dedent("""
+        import hashlib, json, numpy as np
+        import corpus_miner.phrases.growth as growth
+        import corpus_miner.phrases.seeds as seeds
+        from corpus_miner import synth
+        from corpus_miner.phrases.bloomspan import mine_bloomspan
+        growth.SEEDS_PER_BATCH, growth.SEEDS_PER_SLICE, seeds.KEYS_PER_BUCKET = 64, 4, 512
+        docs = synth.web(400, n_sites=8, seed=3)
+        vocab = sorted({w for d in docs for w in d})
+        ids = {w: i for i, w in enumerate(vocab)}
+        tokens = np.array([ids[w] for d in docs for w in d], dtype=np.uint32)
+        offsets = np.cumsum([0] + [len(d) for d in docs])
+        out = {}
+        for sigma, min_length in ((5, 6), (2, 3)):
+            table, stats = mine_bloomspan(tokens, offsets, sigma, min_length, vocab)
+            for key in ("seconds", "cpu_seconds", "seconds_total", "cpu_seconds_total", "threads"):
+                stats.pop(key)
+            stats = {k: v for k, v in stats.items() if "rss" not in k}
+            rows = hashlib.sha256(json.dumps(list(table.rows())).encode()).hexdigest()
+            out[f"{sigma}/{min_length}"] = [rows, stats]
+        print(json.dumps(out, sort_keys=True))
+    """)
+    results = []
+    for threads in ("1", "3"):
+        done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                              text=True, timeout=300,
+                              env=dict(os.environ, NUMBA_NUM_THREADS=threads))
+        assert done.returncode == 0, done.stderr[-2000:]
+        results.append(json.loads(done.stdout))
+    assert results[0] == results[1]
+    assert all(stats["phrases"] > 0 and stats["seeds"] > 64 for _, stats in results[0].values())

@@ -1,11 +1,16 @@
-"""Hash primitives shared by every dedup kernel (numba, usable from other kernels).
+"""Hash primitives shared by the kernels of every room (numba, usable from other kernels).
 
-Two kinds of arithmetic live here, on purpose:
+Three kinds of arithmetic live here, on purpose:
 - `mulmod61` is exact arithmetic modulo the Mersenne prime 2^61 - 1 without 128-bit integers: the
   universal hash (a*x + b) mod p of MinHash needs it, and no intermediate ever exceeds 2^64, so the
   same code is also correct when run as plain Python (NUMBA_DISABLE_JIT=1).
 - `splitmix64` is the finaliser of Steele et al.'s SplitMix64: a bijective 64-bit mix used to turn
   bytes / band rows into well spread 64-bit keys. It relies on wrapping uint64 multiplication.
+- `window_hash` / `window_roll`: the polynomial hash sum((t_j + 1) * B^(k-1-j)) mod 2^64 of a run of
+  k token ids, rolled one token at a time, so hashing every k-window of a corpus costs O(1) per
+  position whatever k is. Equal windows hash equally; distinct ones collide with probability about
+  2^-64 (callers that need certainty compare tokens; filters only err upward). Token id t enters
+  as t + 1 so that a window of id 0 tokens does not hash to 0.
 """
 
 from __future__ import annotations
@@ -69,3 +74,33 @@ def universal_hash61(a_hi, a_lo, b, x):
     if v >= MERSENNE_61:
         v -= MERSENNE_61
     return v
+
+
+WINDOW_BASE = np.uint64(0x9E3779B97F4A7C15)
+"""Odd multiplier of the polynomial window hash."""
+
+
+@njit(cache=True)
+def window_hash(tokens, start, k):
+    """Polynomial hash of tokens[start:start + k]."""
+    h = np.uint64(0)
+    for i in range(start, start + k):
+        h = h * WINDOW_BASE + np.uint64(tokens[i]) + np.uint64(1)
+    return h
+
+
+@njit(cache=True)
+def window_top(k):
+    """WINDOW_BASE^(k-1) mod 2^64: the weight of the token that leaves a rolling k-window."""
+    p = np.uint64(1)
+    for _ in range(k - 1):
+        p = p * WINDOW_BASE
+    return p
+
+
+@njit(cache=True, inline="always")
+def window_roll(h, leaving, entering, top):
+    """Hash of the window one token further on: `leaving` drops out at the front (top =
+    window_top(k)), `entering` joins at the back."""
+    return (h - (np.uint64(leaving) + np.uint64(1)) * top) * WINDOW_BASE \
+        + np.uint64(entering) + np.uint64(1)

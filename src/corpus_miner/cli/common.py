@@ -52,9 +52,10 @@ def add_mining_arguments(parser: argparse.ArgumentParser) -> None:
                         "(default 20)")
     parser.add_argument("--min-length", type=int, default=10,
                         help="minimum phrase length in tokens (default 10)")
-    parser.add_argument("--algorithm", choices=ALGORITHMS, default="bloomspan",
-                        help="bloomspan (default; large natural text, strict sigma) or fhk (exact "
-                        "suffix array; permissive sigma, dense nested repeats). Same answer.")
+    parser.add_argument("--algorithm", choices=ALGORITHMS, default="auto",
+                        help="auto (default: picks one from the data), bloomspan (natural text, "
+                        "web pages) or fhk (exact suffix array; dense nested repeats of a few "
+                        "words). Same answer.")
 
 
 def add_record_output_argument(parser: argparse.ArgumentParser) -> None:

@@ -1,86 +1,137 @@
-"""BloomSpan (article 000, Part 4): the seven steps, each a numba kernel, glued here.
+"""BloomSpan (article 000, Part 4) as a list of named stages; the kernels live in their modules.
 
-1. exact document frequency of every word (`kernels.frequent_words`);
-2. one linear pass of a saturating uint8 counting filter over the bigrams of frequent words;
-3. a second pass marking, one bit per position, the bigrams that pass both filters; positions
-   whose run of such bigrams is shorter than min_length - 1 are marked dead: no phrase of length
-   >= min_length (in particular no answer) has an occurrence there;
-4. the other occurrences packed as (bigram, position) into one uint64 each, sorted, df counted
-   exactly over them, bigrams below sigma (every false positive among them) dropped -> seeds;
-5. seeds ordered by Psi = length x df (descending), then by token ids;
-6. depth-first right growth on the token array, on alive occurrences, with left-neighbour pruning;
-7. exact maximality (left-extension check per candidate) and the dead-position mask, the sound
-   form of the article's coverage mask, extended by every phrase found.
-The proofs that the shortcuts never change the answer are in growth_kernels.py.
+1. word_df: exact document frequency of every word (window_filter.frequent_words);
+2. counting_filter: a saturating uint8 counting filter over the min_length-windows of frequent
+   words, partitioned so that its updates stay in the CPU cache (window_filter);
+3. candidates: the windows passing it mark the positions where an answer may start (window_ok);
+4. exact_seeds: the bigrams at those positions, packed with the position into uint64 keys,
+   sorted bucket by bucket, df counted exactly -> seeds (seeds.py);
+5. psi_order: seeds by Psi = length x df (descending), then by token ids;
+6-7. growth: depth-first right growth on the token array, on alive occurrences, with
+   left-neighbour pruning, exact maximality, and the dead-position mask (the sound form of the
+   article's coverage mask) extended by every phrase found (growth.py, growth_kernels.py);
+8. output: the PhraseTable in canonical order.
+Every stage runs on all cores (numba.get_num_threads()); the answer and every count in the stats
+are the same for any number of threads.
 
-Memory on top of the corpus: 8 bytes per packed occurrence (the keys, sorted in place and reused
-as the occurrence lists), the filter (1/4 byte per candidate bigram by default),
-three bit masks (3/8 byte per token), 6 bytes per vocabulary word while counting word df, and
-work buffers sized by the largest seed. Packed keys of word ranks need 2 x bits(frequent words) +
-bits(tokens) <= 64 (up to 65k frequent words at 2^32 tokens); beyond that each distinct surviving
-bigram gets a dense id (a hash table of 16 bytes per slot, at most half full) and the keys stay
-8 bytes; only when even those ids do not fit does an unpacked sort (about 5x the memory) take over.
+Memory on top of the corpus: three bit masks (3/8 byte per token), the filter while stages 2-3 run
+(see default_filter_bytes), 8 bytes per window_ok position (the keys, sorted in place and reused
+as the occurrence lists), 6 bytes per vocabulary word and thread while counting word df, and
+work buffers per thread sized by the largest seed.
 """
 
 from __future__ import annotations
 
-import time
+from dataclasses import asdict, dataclass
 from typing import Callable, Sequence
 
+import numba
 import numpy as np
 
+from corpus_miner._numba.bitmask import bitmask_count, bitmask_new
 from corpus_miner.errors import ParameterError
 from corpus_miner.memory import PeakRss
 from corpus_miner.phrases import growth_kernels as gk
-from corpus_miner.phrases import kernels as k
+from corpus_miner.phrases import seeds as sd
+from corpus_miner.phrases import window_filter as wf
+from corpus_miner.phrases.doc_index import doc_block_shift, doc_block_table
+from corpus_miner.phrases.growth import grow_all
 from corpus_miner.phrases.inputs import validate_corpus_arrays
 from corpus_miner.phrases.params import MAX_FILTER_BYTES, PhraseParams
 from corpus_miner.phrases.result import PhraseTable
-from corpus_miner.phrases.seed_suffix_array import grow_seed_by_suffix_array
+from corpus_miner.phrases.stage_timer import StageTimer
 
-KEY_LAYOUTS = ("auto", "ranks", "bigram_ids", "pairs")
-SEEDS_PER_CALL = 1 << 14  # growth runs in chunks so that progress can be reported between them
+KEY_LAYOUTS = ("auto", "packed", "unpacked")
 # A seed whose depth-first growth scans more than FLOOR + PER_OCCURRENCE x its occurrences is
 # grown by suffix array instead (periodic runs; see seed_suffix_array.py). Ordinary seeds scan
 # their occurrences once per branching level, far below this.
 GROWTH_BUDGET_PER_OCCURRENCE = 64
 GROWTH_BUDGET_FLOOR = 1 << 22
-FILTER_BYTES_PER_CANDIDATE = 0.25
 MIN_DEFAULT_FILTER_BYTES = 4096
+MAX_DEFAULT_FILTER_BYTES = 1 << 30
 
 
-def default_filter_bytes(candidate_bigrams: int) -> int:
-    """Counting filter size when none is given: a quarter byte per bigram occurrence that survived
-    the word-df filter (only those enter the filter), at least 4 KiB, at most the article's 512 MiB.
+def default_filter_bytes(counted_windows: int, sigma: int) -> int:
+    """Counting filter size when none is given: about 4 / min(sigma, 255) counters per counted
+    window, between 1/4 and 4 of them, at least 4 KiB, at most 1 GiB.
 
-    Why not the article's min(8 bytes x tokens, 512 MiB): measured on openjdk-17-doc, perl-doc
-    and bible-kjv at sigma 20 (benchmarks/results/bloomspan_filter.csv), growing the filter from
-    0.25 to 1 byte per candidate removes only 1-3% more false-positive occurrences (most of them
-    are bigrams repeated >= sigma times inside fewer than sigma documents, which no occurrence
-    counter can reject), while a filter that spills out of the CPU cache makes both passes up to 2x
-    slower and costs memory. Any size gives the exact answer."""
-    size = int(candidate_bigrams * FILTER_BYTES_PER_CANDIDATE)
-    return max(MIN_DEFAULT_FILTER_BYTES, min(size, 512 << 20, MAX_FILTER_BYTES))
+    Nearly every window of text that is not a template is unique, so a counter holds about
+    lambda = counted windows / cells of them, and lets a rare window through when lambda's
+    Poisson tail reaches the threshold: lambda = min(sigma, 255) / 4 keeps that below 1e-5 at
+    sigma 20 and near 4% at sigma 3 (where lambda is 3/4). The counters of the frequent windows
+    themselves catch a further share of about (their distinct windows) / cells. Any size gives
+    the exact answer."""
+    per_window = min(4.0, max(0.25, 4.0 / min(sigma, 255)))
+    size = int(counted_windows * per_window)
+    return max(MIN_DEFAULT_FILTER_BYTES, min(size, MAX_DEFAULT_FILTER_BYTES, MAX_FILTER_BYTES))
 
 
-def _bits(n: int) -> int:
-    return max(1, int(n - 1).bit_length()) if n > 1 else 1
+@dataclass
+class BloomSpanStats:
+    """Counts of one run (the --stats JSON, with seconds and peak RSS added by `as_dict`)."""
+    tokens: int
+    documents: int
+    sigma: int
+    min_length: int
+    num_hashes: int
+    threads: int
+    algorithm: str = "bloomspan"
+    bigrams: int = 0  # bigrams inside documents
+    windows: int = 0  # min_length-windows inside documents
+    frequent_words: int = 0
+    candidates_after_word_filter: int = 0  # windows of frequent words only (counted)
+    share_after_word_filter: float = 0.0  # of all windows
+    filter_bytes: int = 0
+    candidates_after_counting_filter: int = 0  # window_ok positions
+    share_after_counting_filter: float = 0.0  # of all windows
+    key_layout: str = ""
+    occurrences_packed: int = 0
+    seeds: int = 0
+    seed_occurrences: int = 0
+    seeds_grown_by_suffix_array: int = 0
+    seeds_left_pruned: int = 0
+    seeds_skipped_by_mask: int = 0
+    nodes_visited: int = 0
+    nodes_left_pruned: int = 0
+    candidates_with_dead_occurrence: int = 0
+    left_maximality_checks: int = 0
+    occurrences_scanned_in_growth: int = 0
+    tokens_compared_in_growth: int = 0
+    covered_tokens: int = 0
+    phrases: int = 0
+    note: str | None = None
+
+    def as_dict(self, timer: StageTimer, rss: PeakRss) -> dict:
+        out = {k: v for k, v in asdict(self).items() if v is not None}
+        out.update(timer.totals())
+        out.update(rss.report())
+        return out
+
+
+@dataclass
+class _Corpus:
+    tokens: np.ndarray
+    doc_offsets: np.ndarray
+    doc_table: np.ndarray
+    doc_shift: int
 
 
 def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_length: int,
                    vocab: Sequence[str], *, filter_bytes: int | None = None,
                    num_hashes: int = 1, progress: Callable[[str], None] | None = None,
-                   key_layout: str = "auto") -> tuple[PhraseTable, dict]:
+                   key_layout: str = "auto",
+                   word_filter: wf.WordFilter | None = None) -> tuple[PhraseTable, dict]:
     """Every maximal contiguous frequent phrase (exact), the BloomSpan way.
 
     tokens: uint32 token ids of all documents concatenated; doc_offsets: int64, n_docs + 1.
     progress, if given, is called with the name of each stage as it starts (and "growth i/n"
-    between chunks of seeds). key_layout picks how occurrences are sorted into seeds: "ranks"
-    (word ranks and position in one uint64), "bigram_ids" (a dense id per distinct bigram and the
-    position: when there are too many frequent words for "ranks"), "pairs" (an unpacked stable
-    sort, about 5x the memory: when neither fits) or "auto" (the first that fits; the others are
-    for tests). Returns the PhraseTable in canonical order (PhraseTable.sorted) and a stats dict
-    (counts, shares, seconds per stage, peak RSS).
+    between batches of seeds). key_layout picks how occurrences are sorted into seeds: "packed"
+    (bigram and position in one uint64, radix-partitioned), "unpacked" (a stable sort of
+    (bigram, position) pairs, about 5x the memory: when there are too many frequent words for
+    "packed") or "auto" (the first that fits; the other is for tests). word_filter: step 1's
+    result when the caller has it already (phrases.auto computes it to choose the algorithm).
+    Returns the PhraseTable in canonical order (PhraseTable.sorted) and a stats dict (counts,
+    shares, seconds per stage, peak RSS).
     """
     if key_layout not in KEY_LAYOUTS:
         raise ParameterError(f"key_layout must be one of {KEY_LAYOUTS}, got {key_layout!r}")
@@ -89,158 +140,118 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
     sigma, min_length = params.sigma, params.min_length
     tokens, doc_offsets, vocab_size = validate_corpus_arrays(tokens, doc_offsets, vocab)
     n_tokens, n_docs = len(tokens), len(doc_offsets) - 1
-    rss = PeakRss()
-    stats: dict = {"algorithm": "bloomspan", "tokens": n_tokens, "documents": n_docs,
-                   "sigma": sigma, "min_length": min_length, "num_hashes": params.num_hashes,
-                   "seconds": {}}
-    seconds = stats["seconds"]
-    started = time.perf_counter()
-    cpu_started = time.process_time()
-    cpu_seconds = stats["cpu_seconds"] = {}  # less sensitive than wall time to a busy machine
-    clock = [started, None, cpu_started]
-
-    def stage(name: str) -> None:
-        now, cpu_now = time.perf_counter(), time.process_time()
-        if clock[1] is not None:
-            seconds[clock[1]] = seconds.get(clock[1], 0.0) + now - clock[0]
-            cpu_seconds[clock[1]] = cpu_seconds.get(clock[1], 0.0) + cpu_now - clock[2]
-        clock[0], clock[1], clock[2] = now, name, cpu_now
-        if progress is not None and name != "done":
-            progress(name)
+    threads = numba.get_num_threads()
+    timer, rss = StageTimer(progress), PeakRss()
+    stats = BloomSpanStats(tokens=n_tokens, documents=n_docs, sigma=sigma, min_length=min_length,
+                           num_hashes=params.num_hashes, threads=threads)
 
     def finish(table: PhraseTable) -> tuple[PhraseTable, dict]:
-        stage("done")
-        stats["phrases"] = len(table)
-        stats["seconds_total"] = time.perf_counter() - started
-        stats["cpu_seconds_total"] = time.process_time() - cpu_started
-        stats.update(rss.report())
-        return table, stats
+        stats.phrases = len(table)
+        return table, stats.as_dict(timer, rss)
 
     if sigma > n_docs or n_tokens == 0:
-        stats["note"] = (f"sigma={sigma} exceeds the {n_docs} documents: no phrase can be frequent"
-                         if sigma > n_docs else "empty corpus")
+        stats.note = (f"sigma={sigma} exceeds the {n_docs} documents: no phrase can be frequent"
+                      if sigma > n_docs else "empty corpus")
         return finish(PhraseTable.empty(vocab))
+    shift = doc_block_shift(n_tokens, n_docs)
+    corpus = _Corpus(tokens, doc_offsets, doc_block_table(doc_offsets, shift), shift)
 
-    stage("word_df")
-    word_ok = k.frequent_words(tokens, doc_offsets, vocab_size, sigma)
-    total_bigrams, word_candidates = k.count_bigrams(tokens, doc_offsets, word_ok)
-    stats["frequent_words"] = int(word_ok.sum())
-    stats["bigrams"] = int(total_bigrams)
-    stats["candidates_after_word_filter"] = int(word_candidates)
-    stats["share_after_word_filter"] = word_candidates / max(total_bigrams, 1)
+    timer.start("word_df")
+    if word_filter is None:
+        word_filter = wf.word_filter(tokens, doc_offsets, vocab_size, sigma, min_length, threads)
+    word_ok, counted = word_filter.word_ok, word_filter.counted_windows
+    _word_stats(stats, corpus, word_ok, counted)
 
-    stage("counting_filter")
-    n_cells = filter_bytes if filter_bytes is not None else default_filter_bytes(word_candidates)
-    stats["filter_bytes"] = int(n_cells)
-    counters = np.zeros(n_cells, dtype=np.uint8)
-    k.fill_counting_filter(tokens, doc_offsets, word_ok, counters, params.num_hashes)
+    timer.start("counting_filter")
+    n_cells = filter_bytes if filter_bytes is not None else default_filter_bytes(counted, sigma)
+    stats.filter_bytes = n_cells
+    counters, bucket_bits = wf.fill_filter(tokens, doc_offsets, corpus.doc_table, shift, word_ok,
+                                           min_length, n_cells, params.num_hashes)
 
-    stage("candidates")
-    survivors = k.bitmask_new(n_tokens)
-    dead = k.bitmask_new(n_tokens)  # positions where no phrase of the answer can start
-    n_survivors, n_short = k.mark_filter_survivors(tokens, doc_offsets, word_ok, counters,
-                                                   params.num_hashes, min(sigma, 255), survivors,
-                                                   min_length, dead)
+    timer.start("candidates")
+    window_ok, n_window_ok = wf.query_filter(tokens, doc_offsets, corpus.doc_table, shift,
+                                             word_ok, min_length, counters, bucket_bits,
+                                             params.num_hashes, sigma)
     del counters
-    stats["positions_dead_by_short_runs"] = int(n_short)
-    stats["candidates_after_counting_filter"] = int(n_survivors)
-    stats["share_after_counting_filter"] = n_survivors / max(total_bigrams, 1)
+    stats.candidates_after_counting_filter = n_window_ok
+    stats.share_after_counting_filter = n_window_ok / max(stats.windows, 1)
 
-    stage("exact_seeds")
-    word_rank = k.word_ranks(word_ok)
-    doc_shift = k.doc_block_shift(n_tokens, n_docs)
-    doc_table = k.doc_block_table(doc_offsets, doc_shift)
-    rank_bits, pos_bits = _bits(int(word_ok.sum())), _bits(n_tokens)
-    n_packed = n_survivors - n_short  # short-run positions start no phrase of length >= L
+    timer.start("exact_seeds")
+    word_rank = wf.word_ranks(word_ok)
+    pos_bits = sd.bits_for(n_tokens)
+    occurrences, seed_lo, seed_hi, seed_df = _exact_seeds(
+        corpus, window_ok, n_window_ok, word_rank, stats, pos_bits, key_layout, sigma, threads)
+
+    timer.start("psi_order")
+    order = sd.psi_order(tokens, occurrences, seed_lo, seed_df, (1 << pos_bits) - 1)
+
+    timer.start("growth")
+    dead = bitmask_new(n_tokens)  # positions where no phrase of the answer starts
+    covered = bitmask_new(n_tokens)
+    growth = gk.Growth(tokens, doc_offsets, occurrences, seed_lo, seed_hi, word_rank, dead,
+                       pos_bits, sigma, min_length, GROWTH_BUDGET_PER_OCCURRENCE,
+                       GROWTH_BUDGET_FLOOR)
+    grown = grow_all(growth, order, stats.frequent_words, window_ok, covered, threads, progress)
+    del occurrences, dead, growth
+    _growth_stats(stats, grown, bitmask_count(covered, n_tokens))
+
+    timer.start("output")
+    return finish(_phrase_table(tokens, vocab, *grown.arrays()))
+
+
+def _word_stats(stats: BloomSpanStats, corpus: _Corpus, word_ok: np.ndarray,
+                counted: int) -> None:
+    lengths = np.diff(corpus.doc_offsets)
+    stats.frequent_words = int(word_ok.sum())
+    stats.bigrams = int(np.maximum(lengths - 1, 0).sum())
+    stats.windows = wf.count_windows(corpus.doc_offsets, stats.min_length)
+    stats.candidates_after_word_filter = counted
+    stats.share_after_word_filter = counted / max(stats.windows, 1)
+
+
+def _exact_seeds(corpus: _Corpus, window_ok, n_window_ok, word_rank, stats: BloomSpanStats,
+                 pos_bits: int, key_layout: str, sigma: int, threads: int):
+    sd.check_occurrence_bits(stats.documents, pos_bits)
+    rank_bits = sd.bits_for(stats.frequent_words)
+    bucket_bits = sd.seed_bucket_bits(rank_bits, pos_bits, n_window_ok)
     layout = key_layout
     if layout == "auto":
-        layout = "ranks" if 2 * rank_bits + pos_bits <= 64 else "bigram_ids"
-    occurrences = None
-    if layout == "ranks":
-        occurrences = k.pack_survivors(tokens, survivors, dead, n_packed, word_rank, rank_bits,
-                                       pos_bits)
-    elif layout == "bigram_ids":
-        occurrences, n_ids = k.pack_survivors_by_bigram_id(tokens, survivors, dead, n_packed,
-                                                           pos_bits)
-        stats["distinct_bigrams_packed"] = int(n_ids)
-        if len(occurrences) != n_packed:  # more distinct bigrams than 64 - pos_bits bits hold
-            occurrences, layout = None, "pairs"
-    stats["key_layout"] = layout
-    if occurrences is not None:
-        occurrences.sort()  # numpy's SIMD sort: bigram then position, one uint64 each
-        seed_lo, seed_hi, seed_df = k.exact_seeds(occurrences, np.empty(0, np.int64), pos_bits,
-                                                  doc_offsets, doc_table, doc_shift, sigma)
-        k.unpack_positions_inplace(occurrences, pos_bits)
+        layout = "packed" if bucket_bits is not None else "unpacked"
+    if layout == "packed" and bucket_bits is None:
+        raise ParameterError(f"key_layout='packed': {stats.frequent_words} frequent words and "
+                             f"{stats.tokens} tokens do not fit packed keys; use 'auto'")
+    stats.key_layout = layout
+    if layout == "packed":
+        found = sd.packed_seeds(corpus.tokens, window_ok, word_rank, rank_bits, pos_bits,
+                                bucket_bits, corpus.doc_offsets, corpus.doc_table,
+                                corpus.doc_shift, sigma, threads)
     else:
-        occurrences = k.survivor_positions(survivors, dead, n_packed, n_tokens)
-        bigram = (tokens[occurrences].astype(np.uint64) << np.uint64(32)) \
-            | tokens[occurrences + 1].astype(np.uint64)
-        order = np.argsort(bigram, kind="stable")  # positions stay ascending inside a bigram
-        bigram, occurrences = bigram[order], occurrences[order]
-        del order
-        seed_lo, seed_hi, seed_df = k.exact_seeds(bigram, occurrences, 0, doc_offsets, doc_table,
-                                                  doc_shift, sigma)
-        del bigram
-    stats["occurrences_packed"] = int(n_packed)
-    stats["seeds"] = int(len(seed_lo))
-    stats["seed_occurrences"] = int((seed_hi - seed_lo).sum())
+        found = sd.unpacked_seeds(corpus.tokens, window_ok, n_window_ok, pos_bits,
+                                  corpus.doc_offsets, corpus.doc_table, corpus.doc_shift, sigma)
+    occurrences, seed_lo, seed_hi, seed_df = found
+    stats.occurrences_packed = n_window_ok
+    stats.seeds = len(seed_lo)
+    stats.seed_occurrences = int((seed_hi - seed_lo).sum())
+    return found
 
-    stage("psi_order")
-    first = np.asarray(occurrences[seed_lo], dtype=np.int64)
-    # all seeds have length 2, so Psi = 2 x df; ties by token ids (deterministic)
-    order = np.lexsort((tokens[first + 1], tokens[first], -seed_df)).astype(np.int64)
 
-    stage("growth")
-    covered = k.bitmask_new(n_tokens)
-    found: list[tuple[np.ndarray, ...]] = []
-    counters_total = np.zeros(gk.N_COUNTERS, dtype=np.int64)
-    over_budget = []
-    for chunk_start in range(0, len(order), SEEDS_PER_CALL):
-        if progress is not None and chunk_start:
-            progress(f"growth {chunk_start}/{len(order)}")
-        chunk = order[chunk_start:chunk_start + SEEDS_PER_CALL]
-        *result, chunk_over, chunk_counters = gk.grow_seeds(
-            tokens, doc_offsets, doc_table, doc_shift, occurrences, seed_lo, seed_hi, chunk,
-            sigma, min_length, word_rank, stats["frequent_words"], survivors, dead, covered,
-            GROWTH_BUDGET_PER_OCCURRENCE, GROWTH_BUDGET_FLOOR)
-        found.append(tuple(result))
-        over_budget.extend(chunk_over.tolist())
-        counters_total += chunk_counters
-    unlimited = np.iinfo(np.int64).max // 4
-    by_suffix_array = 0
-    for seed in over_budget:
-        grown = grow_seed_by_suffix_array(tokens, doc_offsets,
-                                          occurrences[seed_lo[seed]:seed_hi[seed]], sigma,
-                                          min_length, survivors, dead, covered)
-        if grown is None:  # too big for a suffix array: depth-first after all, however long
-            *grown, _, seed_counters = gk.grow_seeds(
-                tokens, doc_offsets, doc_table, doc_shift, occurrences, seed_lo, seed_hi,
-                np.array([seed], np.int64), sigma, min_length, word_rank,
-                stats["frequent_words"], survivors, dead, covered, 0, unlimited)
-            counters_total += seed_counters
-        else:
-            by_suffix_array += 1
-        found.append(tuple(grown))
-    del occurrences, dead
-    stats["seeds_grown_by_suffix_array"] = by_suffix_array
-    stats["seeds_left_pruned"] = int(counters_total[gk.SEEDS_LEFT_PRUNED])
-    stats["seeds_skipped_by_mask"] = int(counters_total[gk.SEEDS_MASK_SKIPPED])
-    stats["nodes_visited"] = int(counters_total[gk.NODES_VISITED])
-    stats["nodes_left_pruned"] = int(counters_total[gk.NODES_LEFT_PRUNED])
-    stats["candidates_with_dead_occurrence"] = int(
-        counters_total[gk.CANDIDATES_WITH_DEAD_OCCURRENCE])
-    stats["left_maximality_checks"] = int(counters_total[gk.LEFT_CHECKS])
-    stats["occurrences_scanned_in_growth"] = int(counters_total[gk.OCCURRENCES_SCANNED])
-    stats["tokens_compared_in_growth"] = int(counters_total[gk.TOKENS_COMPARED])
-    stats["covered_tokens"] = int(k.bitmask_count(covered, n_tokens))
+def _growth_stats(stats: BloomSpanStats, grown, covered_tokens: int) -> None:
+    c = grown.counters
+    stats.seeds_grown_by_suffix_array = grown.by_suffix_array
+    stats.seeds_left_pruned = int(c[gk.SEEDS_LEFT_PRUNED])
+    stats.seeds_skipped_by_mask = int(c[gk.SEEDS_MASK_SKIPPED])
+    stats.nodes_visited = int(c[gk.NODES_VISITED])
+    stats.nodes_left_pruned = int(c[gk.NODES_LEFT_PRUNED])
+    stats.candidates_with_dead_occurrence = int(c[gk.CANDIDATES_WITH_DEAD_OCCURRENCE])
+    stats.left_maximality_checks = int(c[gk.LEFT_CHECKS])
+    stats.occurrences_scanned_in_growth = int(c[gk.OCCURRENCES_SCANNED])
+    stats.tokens_compared_in_growth = int(c[gk.TOKENS_COMPARED])
+    stats.covered_tokens = int(covered_tokens)
 
-    stage("output")
-    start, length, df, occ = (np.concatenate([f[i] for f in found]) if found
-                              else np.empty(0, np.int64) for i in range(4))
+
+def _phrase_table(tokens, vocab, start, length, df, occurrences) -> PhraseTable:
     offsets = np.zeros(len(start) + 1, dtype=np.int64)
     np.cumsum(length, out=offsets[1:])
     within = np.arange(offsets[-1], dtype=np.int64) - np.repeat(offsets[:-1], length)
     flat = tokens[np.repeat(start, length) + within]
-    table = PhraseTable(flat, offsets, df, occ, vocab).sorted()
-    return finish(table)
-
+    return PhraseTable(flat, offsets, df, occurrences, vocab).sorted()

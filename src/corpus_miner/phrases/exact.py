@@ -37,6 +37,7 @@ from typing import Callable, Sequence
 import numpy as np
 from numba import njit
 
+from corpus_miner._numba.arrays import grow
 from corpus_miner.memory import PeakRss
 from corpus_miner.phrases.inputs import checked_doc_offsets
 from corpus_miner.phrases.params import PhraseParams
@@ -73,11 +74,10 @@ def right_maximal_frequent_intervals(sa, lcp, full_doc_starts, first_row, sigma,
     top = 0
     last_row_of_doc = np.full(max(n_docs, 1), -1, dtype=np.int64)
 
-    capacity = 1024
-    out_lb = np.empty(capacity, dtype=np.int64)
-    out_rb = np.empty(capacity, dtype=np.int64)
-    out_len = np.empty(capacity, dtype=np.int64)
-    out_df = np.empty(capacity, dtype=np.int64)
+    out_lb = np.empty(1024, dtype=np.int64)
+    out_rb = np.empty(1024, dtype=np.int64)
+    out_len = np.empty(1024, dtype=np.int64)
+    out_df = np.empty(1024, dtype=np.int64)
     found = 0
 
     for j in range(first_row, n + 1):
@@ -94,12 +94,11 @@ def right_maximal_frequent_intervals(sa, lcp, full_doc_starts, first_row, sigma,
             df = (j - node_lb) - node_corr
             frequent = df >= sigma
             if frequent and not node_frequent_child and node_len >= min_length:
-                if found == capacity:
-                    capacity *= 2
-                    out_lb = _grow(out_lb, capacity)
-                    out_rb = _grow(out_rb, capacity)
-                    out_len = _grow(out_len, capacity)
-                    out_df = _grow(out_df, capacity)
+                if found == len(out_lb):
+                    out_lb = grow(out_lb)
+                    out_rb = grow(out_rb)
+                    out_len = grow(out_len)
+                    out_df = grow(out_df)
                 out_lb[found] = node_lb
                 out_rb[found] = j - 1
                 out_len[found] = node_len
@@ -133,13 +132,6 @@ def right_maximal_frequent_intervals(sa, lcp, full_doc_starts, first_row, sigma,
                         high = mid - 1
                 st_corr[low] += 1
     return out_lb[:found], out_rb[:found], out_len[:found], out_df[:found]
-
-
-@njit(cache=True)
-def _grow(values, capacity):
-    bigger = np.empty(capacity, dtype=values.dtype)
-    bigger[:len(values)] = values
-    return bigger
 
 
 def left_extendable(sa, inverse, lb, rb, length) -> np.ndarray:

@@ -5,12 +5,14 @@
 
 `__init__` only stores the parameters; `fit` validates them (PhraseParams), mines and stores the
 learned `phrases_` (a PhraseTable in canonical order) and `stats_`. Both algorithms give the same
-answer; "fhk" (exact suffix array) is the better choice at permissive thresholds or on data with
-dense nested repeats, "bloomspan" on large natural-text corpora at strict thresholds.
+answer; "fhk" (exact suffix array) is the better choice on data with dense nested repeats of a few
+words, "bloomspan" on natural text and web corpora; "auto" (the default) picks one of them from
+the data (phrases/auto.py) and says which in stats_["auto_choice"].
 """
 
 from __future__ import annotations
 
+import time
 from typing import Callable
 
 import numpy as np
@@ -33,7 +35,7 @@ class BloomSpan(Estimator):
 
     _fit_hint = "fit(corpus)"
 
-    def __init__(self, sigma: int = 20, min_length: int = 10, algorithm: str = "bloomspan",
+    def __init__(self, sigma: int = 20, min_length: int = 10, algorithm: str = "auto",
                  filter_bytes: int | None = None, num_hashes: int = DEFAULT_NUM_HASHES,
                  progress: Callable[[str], None] | None = None) -> None:
         self.sigma = sigma
@@ -54,7 +56,21 @@ class BloomSpan(Estimator):
                              f"got {type(corpus).__name__} without {', '.join(missing)}")
         tokens = np.asarray(corpus.tokens)
         doc_offsets = np.asarray(corpus.doc_offsets)
-        if params.algorithm == "fhk":
+        algorithm, extra, word_filter = params.algorithm, {}, None
+        if algorithm == "auto":
+            import numba
+
+            from corpus_miner.phrases.auto import choose
+            from corpus_miner.phrases.inputs import validate_corpus_arrays
+
+            tokens, doc_offsets, vocab_size = validate_corpus_arrays(tokens, doc_offsets,
+                                                                     corpus.vocab)
+            started = time.perf_counter()
+            choice = choose(tokens, doc_offsets, params.sigma, params.min_length, vocab_size,
+                            numba.get_num_threads())
+            algorithm, extra, word_filter = choice.algorithm, choice.stats(), choice.word_filter
+            extra["auto_seconds"] = time.perf_counter() - started
+        if algorithm == "fhk":
             from corpus_miner.phrases.exact import mine_fhk  # suffix arrays load only when asked
 
             table, stats = mine_fhk(tokens, doc_offsets, params.sigma, params.min_length,
@@ -64,7 +80,9 @@ class BloomSpan(Estimator):
 
             table, stats = mine_bloomspan(tokens, doc_offsets, params.sigma, params.min_length,
                                           corpus.vocab, filter_bytes=params.filter_bytes,
-                                          num_hashes=params.num_hashes, progress=self.progress)
+                                          num_hashes=params.num_hashes, progress=self.progress,
+                                          word_filter=word_filter)
+        stats.update(extra)
         self.phrases_: PhraseTable = table  # both miners return canonical (Psi) order
         self.stats_: dict = stats
         return self

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 from corpus_miner.errors import ParameterError
 
-ALGORITHMS = ("bloomspan", "fhk")
+ALGORITHMS = ("auto", "bloomspan", "fhk")
 MIN_FILTER_BYTES = 64
 MAX_FILTER_BYTES = 1 << 32  # counters are addressed by a 32-bit multiply-shift
 MAX_HASHES = 8
-DEFAULT_NUM_HASHES = 1  # the article's single FNV-1a row; see default_filter_bytes for sizing
+DEFAULT_NUM_HASHES = 1  # one counter per window; see default_filter_bytes for sizing
 MAX_COUNT = 2**62  # sigma and min_length: kernels add positions to them in int64
 
 
@@ -23,15 +23,16 @@ def _is_int(value) -> bool:
 class PhraseParams:
     """sigma: minimum number of documents a phrase must occur in (>= 2).
     min_length: minimum phrase length in tokens (>= 2).
-    algorithm: "bloomspan" (filtered seeds + growth) or "fhk" (exact suffix-array baseline).
-    filter_bytes: size of the bigram counting filter (bloomspan only); None = sized from the
+    algorithm: "bloomspan" (filtered seeds + growth), "fhk" (exact suffix-array baseline) or
+        "auto" (one of the two, chosen from the data: see phrases/auto.py).
+    filter_bytes: size of the window counting filter (bloomspan only); None = sized from the
         corpus (see bloomspan.default_filter_bytes). Any size gives the exact answer: a smaller
-        filter only lets more false-positive bigrams through to the exact counting step.
+        filter only lets more false-positive windows through to the exact seed step.
     num_hashes: counters per bigram in the filter (1 = the article's single row)."""
 
     sigma: int = 20
     min_length: int = 10
-    algorithm: str = "bloomspan"
+    algorithm: str = "auto"
     filter_bytes: int | None = None
     num_hashes: int = DEFAULT_NUM_HASHES
 
@@ -56,8 +57,8 @@ class PhraseParams:
             raise ParameterError(f"num_hashes={self.num_hashes!r}: use an integer from 1 to "
                                  f"{MAX_HASHES}")
         if self.algorithm == "fhk" and self.filter_bytes is not None:
-            raise ParameterError("filter_bytes only applies to algorithm='bloomspan'; drop it "
-                                 "for 'fhk'")
+            raise ParameterError("filter_bytes only applies to algorithm='bloomspan' (or 'auto' "
+                                 "when it picks bloomspan); drop it for 'fhk'")
         # normalise numpy integers so that stats and JSON see plain ints
         for name in ("sigma", "min_length", "num_hashes"):
             object.__setattr__(self, name, int(getattr(self, name)))

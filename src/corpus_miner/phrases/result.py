@@ -100,13 +100,43 @@ class PhraseTable:
         flat = self.tokens[gather].astype(np.uint32, copy=False)
         return PhraseTable(flat, offsets, self.df[order], self.occurrences[order], self.vocab)
 
-    def sorted(self) -> "PhraseTable":
-        """Canonical output order: Psi = length x df descending, then longer first, then text."""
-        texts = [self.text(i) for i in range(len(self))]
+    def canonical_order(self) -> np.ndarray:
+        """Indices in canonical order: Psi = length x df descending, then longer first, then
+        text ascending (Python string order of the phrase texts)."""
         lengths = self.lengths
         psi = lengths * self.df
-        order = sorted(range(len(self)), key=lambda i: (-int(psi[i]), -int(lengths[i]), texts[i]))
-        return self.take(np.asarray(order, dtype=np.int64))
+        return np.lexsort((self._text_ranks(), -lengths, -psi)).astype(np.int64)
+
+    def _text_ranks(self) -> np.ndarray:
+        """Per phrase, a rank that orders phrases of equal length by their text (ranks of phrases
+        of different lengths are not comparable; the canonical order never needs them to be).
+
+        Phrases are compared word by word through the rank of each word among the words used.
+        That equals comparing the joined texts when no word holds a character <= " ": a word
+        that is a proper prefix of another is followed by " " or the end, which sorts first."""
+        n = len(self)
+        ranks = np.zeros(n, dtype=np.int64)
+        if n == 0:
+            return ranks
+        used, inverse = np.unique(self.tokens, return_inverse=True)
+        words = [self.vocab[int(t)] for t in used]
+        if any(min(w, default=" ") <= " " for w in words):
+            texts = [self.text(i) for i in range(n)]
+            ranks[sorted(range(n), key=texts.__getitem__)] = np.arange(n)
+            return ranks
+        word_rank = np.empty(len(words), dtype=np.int64)
+        word_rank[sorted(range(len(words)), key=words.__getitem__)] = np.arange(len(words))
+        ids = word_rank[inverse.reshape(-1)]
+        lengths = self.lengths
+        for length in np.unique(lengths):
+            members = np.flatnonzero(lengths == length)
+            columns = ids[self.offsets[members][:, None] + np.arange(length)[None, :]]
+            ranks[members[np.lexsort(columns.T[::-1])]] = np.arange(len(members))
+        return ranks
+
+    def sorted(self) -> "PhraseTable":
+        """The table in canonical order (canonical_order)."""
+        return self.take(self.canonical_order())
 
     def rows(self) -> Iterator[dict]:
         lengths = self.lengths

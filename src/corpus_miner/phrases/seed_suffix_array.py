@@ -2,9 +2,8 @@
 
 A document repeating a short pattern m times (tables of zeros, "ha ha ha", padding) gives its
 seed ~m self-overlapping occurrences that the depth-first growth drops one per level, so it scans
-~m^2/2 occurrences (32,000 repeats of one word: 6.7 s). grow_seeds hands such seeds back when they
-exceed a budget, and this module finds their phrases with FHK's suffix array, in O(m log m), on a
-small sub-corpus.
+~m^2/2 occurrences. grow_seeds hands such seeds back when they exceed a budget, and this module
+finds their phrases with FHK's suffix array, in O(m log m), on a small sub-corpus.
 
 Why the sub-corpus gives exactly the seed's answers. Let P be a phrase whose first bigram is the
 seed. Every occurrence of P, of a right extension Pa and of a left extension aP lies in a window
@@ -12,8 +11,8 @@ seed. Every occurrence of P, of a right extension Pa and of a left extension aP 
 document holding a seed occurrence: its window from just before the first occurrence (not before
 the document's start) to the document's end. So P, Pa and aP have the same occurrences, documents
 and document starts there as in the corpus: P is maximal frequent in the sub-corpus iff it is in the
-corpus. (Occurrences the counting filter dropped as short-run dead cannot hold a phrase of length
->= min_length, so their absence changes nothing.)
+corpus. (Positions that are not window_ok start no frequent phrase of length >= min_length, so
+the absence of such occurrences of the seed changes nothing.)
 """
 
 from __future__ import annotations
@@ -27,10 +26,11 @@ from corpus_miner.phrases.suffix_array import MAX_TEXT_LENGTH
 
 def grow_seed_by_suffix_array(tokens: np.ndarray, doc_offsets: np.ndarray,
                               seed_positions: np.ndarray, sigma: int, min_length: int,
-                              frequent_bigram: np.ndarray, dead: np.ndarray, covered: np.ndarray
+                              window_ok: np.ndarray, dead: np.ndarray, covered: np.ndarray
                               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """(start, length, df, occurrences) of the maximal phrases beginning with the seed (its
-    occurrences `seed_positions`, ascending), like grow_seeds; marks their dead/covered bits.
+    occurrences `seed_positions`, ascending), like grow_seeds; marks their dead/covered bits
+    (growth_kernels.mark_found; window_ok is the window filter's mask).
     None when the sub-corpus is beyond the suffix array's size limit (2^31 tokens plus
     documents): the caller then grows the seed depth-first after all."""
     positions = np.asarray(seed_positions, dtype=np.int64)
@@ -56,7 +56,8 @@ def grow_seed_by_suffix_array(tokens: np.ndarray, doc_offsets: np.ndarray,
             rows = np.arange(intervals.lb[i], intervals.rb[i] + 1)
             occurrences = np.sort(to_corpus[intervals.token_positions(rows)])
             length = int(intervals.length[i])
-            mark_found(occurrences, 0, len(occurrences), length, frequent_bigram, dead, covered)
+            mark_found(occurrences, 0, len(occurrences), length, min_length, window_ok, dead,
+                       covered)
             for column, value in zip(found, (occurrences[0], length, intervals.df[i],
                                              len(occurrences))):
                 column.append(value)

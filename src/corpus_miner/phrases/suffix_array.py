@@ -13,8 +13,7 @@ Larsson-Sadakane refinement, which re-sorts only the groups of suffixes still ti
 sorted prefix, by the rank of the suffix k further on, doubling k each round. Ranks equal the
 number of suffixes with a strictly smaller sorted prefix (a rank is its group's start). The long
 repeats of real corpora (documentation sites: maximum LCP in the thousands) then cost rounds over
-the few suffixes inside repeats instead of the whole array. Whole-array Manber-Myers radix rounds
-(O(N) each) are kept as an option (radix_share) and tested; they measured slower. Memory: text,
+the few suffixes inside repeats instead of whole-array rounds over every suffix. Memory: text,
 suffix array and ranks (int32 each) plus the tied-group starts (up to 4 bytes per suffix); the
 text is not needed while refining, so the miner drops it and rebuilds it for the LCP.
 """
@@ -69,12 +68,12 @@ def _fill_text(dense_tokens, doc_offsets, text):
 
 
 @njit(cache=True)
-def suffix_array(text, alphabet, radix_share=1.0):
+def suffix_array(text, alphabet):
     """Suffix array (int32) of `text`, whose symbols are in 0..alphabet-1 and whose last symbol is
     unique (guaranteed by the per-document terminators; the empty text gives an empty array).
     Same as initial_order followed by refine_order (which need not keep the text alive)."""
     sa, rank = initial_order(text, alphabet)
-    refine_order(sa, rank, radix_share)
+    refine_order(sa, rank)
     return sa
 
 
@@ -90,75 +89,11 @@ def initial_order(text, alphabet):
 
 
 @njit(cache=True)
-def refine_order(sa, rank, radix_share=1.0):
-    """Turn the first-symbol order into the suffix array, in place (the text is not needed).
-
-    Whole-array radix doubling rounds run while more than `radix_share` of the suffixes are still
-    tied; then only the tied groups are refined (Larsson-Sadakane). Measured on 10M tokens (the
-    openjdk documentation corpus, max LCP 3198; and a Zipfian corpus, max LCP 55): refining tied
-    groups right after the first-symbol sort (radix_share=1.0) took 2.1-2.6 s, against 4-5 s with
-    radix rounds down to 40% tied and 8-12 s with radix rounds only (radix_share=0.0).
-    """
+def refine_order(sa, rank):
+    """Turn the first-symbol order into the suffix array, in place (the text is not needed)."""
     if len(sa) == 0:
         return
-    k = _radix_doubling(sa, rank, radix_share)
-    _refine_tied_groups(sa, rank, k)
-
-
-@njit(cache=True)
-def _radix_doubling(sa, rank, radix_share):
-    """Manber-Myers rounds over the whole array; returns the prefix length k sorted so far."""
-    n = len(sa)
-    by_second = np.empty(n, dtype=np.int32)
-    bucket_next = np.empty(n, dtype=np.int32)
-    new_rank = np.empty(n, dtype=np.int32)
-    k = 1
-    while _tied_count(sa, rank) > radix_share * n:
-        # Order by the second half (rank of i+k): suffixes shorter than k+1 come first (their
-        # second half is empty); their own k-prefixes are already unique, so their order is free.
-        p = 0
-        for i in range(n - k, n):
-            by_second[p] = i
-            p += 1
-        for j in range(n):
-            s = sa[j]
-            if s >= k:
-                by_second[p] = s - k
-                p += 1
-        # Stable bucket sort by the first half: a rank is its bucket's start.
-        for r in range(n):
-            bucket_next[r] = r
-        for j in range(n):
-            s = by_second[j]
-            r = rank[s]
-            sa[bucket_next[r]] = s
-            bucket_next[r] += 1
-        # New ranks: equal (first, second) pairs share the rank of the first in their run.
-        new_rank[sa[0]] = 0
-        for j in range(1, n):
-            a = sa[j - 1]
-            b = sa[j]
-            second_a = rank[a + k] if a + k < n else -1
-            second_b = rank[b + k] if b + k < n else -1
-            if rank[a] == rank[b] and second_a == second_b:
-                new_rank[b] = new_rank[a]
-            else:
-                new_rank[b] = j
-        rank[:] = new_rank
-        k *= 2
-    return k
-
-
-@njit(cache=True)
-def _tied_count(sa, rank):
-    """Number of suffixes whose rank group (equal sorted prefix) has two or more members."""
-    n = len(sa)
-    tied = 0
-    for j in range(n):
-        r = rank[sa[j]]
-        if r != j or (j + 1 < n and rank[sa[j + 1]] == r):
-            tied += 1
-    return tied
+    _refine_tied_groups(sa, rank, 1)
 
 
 @njit(cache=True)
