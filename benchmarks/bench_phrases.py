@@ -17,7 +17,8 @@ Columns of benchmarks/results/bench_phrases.csv:
                    adds on top of the loaded corpus (itself 4 bytes/token of uint32 ids); the
                    peak is the kernel's high-water mark, reset right before the call
   us_per_token     seconds / tokens in microseconds
-  identical        bloomspan and fhk returned the same rows (phrase, df, occurrences, order)
+  identical        all algorithms returned the same rows (phrase, df, occurrences, order)
+  auto_choice      for algorithm "auto" (the default): the algorithm it picked
 Also writes bench_phrases.png (log-log time and memory against corpus size).
 """
 
@@ -43,12 +44,13 @@ RESULTS = HERE / "results"
 CORPORA = Path(os.environ.get("CORPUS_MINER_CORPORA", "/work/corpora"))
 REAL = ["openjdk-17-doc", "perl-doc", "python3.11-doc", "host-copyright", "postgresql-doc-15",
         "bible-kjv", "ruby3.1-doc", "manpages", "debian-reference-en"]
-SETTINGS = [(20, 10), (3, 5)]
+SETTINGS = [(20, 10), (3, 5)]  # the article's main setting, and a permissive one
 MAX_REPEATS = 3  # each run is repeated (same process) up to 3 times or until 15 s were spent;
-REPEAT_BUDGET_SECONDS = 15.0  # the CSV has the median (the machine is shared, timings are noisy)  # the article's main setting, and a permissive one
-ALGORITHMS = ["bloomspan", "fhk"]
+REPEAT_BUDGET_SECONDS = 15.0  # the CSV has the median (the machine is shared, timings are noisy)
+ALGORITHMS = ["bloomspan", "fhk", "auto"]
 COLUMNS = ["corpus", "documents", "tokens", "algorithm", "sigma", "min_length", "seconds",
-           "peak_rss_mb", "bytes_per_token", "us_per_token", "phrases", "identical", "runs"]
+           "peak_rss_mb", "bytes_per_token", "us_per_token", "phrases", "identical", "runs",
+           "auto_choice"]
 
 
 # -- worker: one mining run in a fresh process ------------------------------------------------
@@ -61,12 +63,20 @@ def _status_mb(field: str) -> float:
 
 
 def worker(corpus_dir: str, algorithm: str, sigma: int, min_length: int) -> None:
+    from types import SimpleNamespace
+
     from corpus_miner.corpus.token_corpus import TokenCorpus
     from corpus_miner.memory import PeakRss
     from corpus_miner.phrases.bloomspan import mine_bloomspan
     from corpus_miner.phrases.exact import mine_fhk
+    from corpus_miner.phrases.miner import BloomSpan
 
-    miner = {"bloomspan": mine_bloomspan, "fhk": mine_fhk}[algorithm]
+    def mine_auto(tokens, offsets, sigma, min_length, vocab):
+        corpus = SimpleNamespace(tokens=tokens, doc_offsets=offsets, vocab=vocab)
+        fitted = BloomSpan(sigma=sigma, min_length=min_length, algorithm="auto").fit(corpus)
+        return fitted.phrases_, fitted.stats_
+
+    miner = {"bloomspan": mine_bloomspan, "fhk": mine_fhk, "auto": mine_auto}[algorithm]
     tiny = np.array([1, 2, 3, 1, 2, 3, 0], dtype=np.uint32)
     miner(tiny, np.array([0, 3, 6, 7], dtype=np.int64), 2, 2, ["a", "b", "c", "d"])  # warm numba
     corpus = TokenCorpus.load(corpus_dir, mmap=False, verify=False)
@@ -93,7 +103,8 @@ def worker(corpus_dir: str, algorithm: str, sigma: int, min_length: int) -> None
                "peak_rss_mb": max(process_peak, *peaks), "mining_added_mb": max(0.0, max(added)),
                "phrases": len(table), "digest": digest.hexdigest(),
                "top": [table.text(i)[:100] for i in range(min(3, len(table)))],
-               "stage_seconds": stats.get("seconds", {})}, sys.stdout)
+               "stage_seconds": stats.get("seconds", {}),
+               "auto_choice": stats.get("auto_choice", "")}, sys.stdout)
 
 
 # -- corpora ------------------------------------------------------------------------------------
@@ -227,7 +238,7 @@ def plot(rows: list[dict], path: Path) -> None:
     families = sorted({r["family"] for r in rows})
     colors = dict(zip(families, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
     for family in families:
-        for algorithm, style in (("bloomspan", "-o"), ("fhk", "--s")):
+        for algorithm, style in (("bloomspan", "-o"), ("fhk", "--s")):  # auto is one of them
             for sigma, min_length in SETTINGS:
                 points = sorted((r["tokens"], r["seconds"], r["bytes_per_token"]) for r in rows
                                 if r["family"] == family and r["algorithm"] == algorithm
@@ -294,7 +305,8 @@ def main(argv=None) -> int:
                                peak_rss_mb=round(result["peak_rss_mb"], 1),
                                bytes_per_token=round(added * 2**20 / max(n_tokens, 1), 2),
                                us_per_token=round(result["seconds"] * 1e6 / max(n_tokens, 1), 4),
-                               phrases=result["phrases"], runs=result["runs"])
+                               phrases=result["phrases"], runs=result["runs"],
+                               auto_choice=result["auto_choice"])
                     print(f"  {algorithm}: {result['seconds']:.2f} s, {row['bytes_per_token']} B/token"
                           f", {result['phrases']} phrases, identical={identical}", file=sys.stderr)
                 else:

@@ -21,6 +21,7 @@ import numpy as np
 
 from corpus_miner.phrases import window_filter as wf
 from corpus_miner.phrases.suffix_array import MAX_TEXT_LENGTH
+from corpus_miner.phrases.threads import mining_threads, numba_threads
 
 DENSE_WINDOWS_PER_WORD = 20_000
 FHK_BYTES_PER_TOKEN = 16  # text, suffix array, ranks/LCP (int32 each) and the inverse
@@ -49,9 +50,11 @@ def _available_memory() -> int | None:
 
 
 def choose(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_length: int,
-           vocab_size: int, threads: int) -> Choice:
+           vocab_size: int) -> Choice:
     """The algorithm for validated corpus arrays (see the module docstring for the rule)."""
-    words = wf.word_filter(tokens, doc_offsets, vocab_size, sigma, min_length, threads)
+    threads = mining_threads(len(tokens))
+    with numba_threads(threads):
+        words = wf.word_filter(tokens, doc_offsets, vocab_size, sigma, min_length, threads)
     frequent = int(words.word_ok.sum())
     per_word = words.counted_windows / max(frequent, 1)
     n_tokens, n_docs = len(tokens), len(doc_offsets) - 1

@@ -11,8 +11,8 @@
    left-neighbour pruning, exact maximality, and the dead-position mask (the sound form of the
    article's coverage mask) extended by every phrase found (growth.py, growth_kernels.py);
 8. output: the PhraseTable in canonical order.
-Every stage runs on all cores (numba.get_num_threads()); the answer and every count in the stats
-are the same for any number of threads.
+Every stage runs on all cores (numba.get_num_threads(); one below PARALLEL_MIN_TOKENS tokens); the
+answer and every count in the stats are the same for any number of threads.
 
 Memory on top of the corpus: three bit masks (3/8 byte per token), the filter while stages 2-3 run
 (see default_filter_bytes), 8 bytes per window_ok position (the keys, sorted in place and reused
@@ -25,7 +25,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Callable, Sequence
 
-import numba
 import numpy as np
 
 from corpus_miner._numba.bitmask import bitmask_count, bitmask_new
@@ -40,6 +39,7 @@ from corpus_miner.phrases.inputs import validate_corpus_arrays
 from corpus_miner.phrases.params import MAX_FILTER_BYTES, PhraseParams
 from corpus_miner.phrases.result import PhraseTable
 from corpus_miner.phrases.stage_timer import StageTimer
+from corpus_miner.phrases.threads import mining_threads, numba_threads
 
 KEY_LAYOUTS = ("auto", "packed", "unpacked")
 # A seed whose depth-first growth scans more than FLOOR + PER_OCCURRENCE x its occurrences is
@@ -140,7 +140,7 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
     sigma, min_length = params.sigma, params.min_length
     tokens, doc_offsets, vocab_size = validate_corpus_arrays(tokens, doc_offsets, vocab)
     n_tokens, n_docs = len(tokens), len(doc_offsets) - 1
-    threads = numba.get_num_threads()
+    threads = mining_threads(n_tokens)
     timer, rss = StageTimer(progress), PeakRss()
     stats = BloomSpanStats(tokens=n_tokens, documents=n_docs, sigma=sigma, min_length=min_length,
                            num_hashes=params.num_hashes, threads=threads)
@@ -156,44 +156,49 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
     shift = doc_block_shift(n_tokens, n_docs)
     corpus = _Corpus(tokens, doc_offsets, doc_block_table(doc_offsets, shift), shift)
 
-    timer.start("word_df")
-    if word_filter is None:
-        word_filter = wf.word_filter(tokens, doc_offsets, vocab_size, sigma, min_length, threads)
-    word_ok, counted = word_filter.word_ok, word_filter.counted_windows
-    _word_stats(stats, corpus, word_ok, counted)
+    with numba_threads(threads):  # every stage's parallel loops
+        timer.start("word_df")
+        if word_filter is None:
+            word_filter = wf.word_filter(tokens, doc_offsets, vocab_size, sigma, min_length,
+                                         threads)
+        word_ok, counted = word_filter.word_ok, word_filter.counted_windows
+        _word_stats(stats, corpus, word_ok, counted)
 
-    timer.start("counting_filter")
-    n_cells = filter_bytes if filter_bytes is not None else default_filter_bytes(counted, sigma)
-    stats.filter_bytes = n_cells
-    counters, bucket_bits = wf.fill_filter(tokens, doc_offsets, corpus.doc_table, shift, word_ok,
-                                           min_length, n_cells, params.num_hashes)
+        timer.start("counting_filter")
+        n_cells = filter_bytes if filter_bytes is not None else default_filter_bytes(counted,
+                                                                                     sigma)
+        stats.filter_bytes = n_cells
+        counters, bucket_bits = wf.fill_filter(tokens, doc_offsets, corpus.doc_table, shift,
+                                               word_ok, min_length, n_cells, params.num_hashes)
 
-    timer.start("candidates")
-    window_ok, n_window_ok = wf.query_filter(tokens, doc_offsets, corpus.doc_table, shift,
-                                             word_ok, min_length, counters, bucket_bits,
-                                             params.num_hashes, sigma)
-    del counters
-    stats.candidates_after_counting_filter = n_window_ok
-    stats.share_after_counting_filter = n_window_ok / max(stats.windows, 1)
+        timer.start("candidates")
+        window_ok, n_window_ok = wf.query_filter(tokens, doc_offsets, corpus.doc_table, shift,
+                                                 word_ok, min_length, counters, bucket_bits,
+                                                 params.num_hashes, sigma)
+        del counters
+        stats.candidates_after_counting_filter = n_window_ok
+        stats.share_after_counting_filter = n_window_ok / max(stats.windows, 1)
 
-    timer.start("exact_seeds")
-    word_rank = wf.word_ranks(word_ok)
-    pos_bits = sd.bits_for(n_tokens)
-    occurrences, seed_lo, seed_hi, seed_df = _exact_seeds(
-        corpus, window_ok, n_window_ok, word_rank, stats, pos_bits, key_layout, sigma, threads)
+        timer.start("exact_seeds")
+        word_rank = wf.word_ranks(word_ok)
+        pos_bits = sd.bits_for(n_tokens)
+        occurrences, seed_lo, seed_hi, seed_df = _exact_seeds(
+            corpus, window_ok, n_window_ok, word_rank, stats, pos_bits, key_layout, sigma,
+            threads)
 
-    timer.start("psi_order")
-    order = sd.psi_order(tokens, occurrences, seed_lo, seed_df, (1 << pos_bits) - 1)
+        timer.start("psi_order")
+        order = sd.psi_order(tokens, occurrences, seed_lo, seed_df, (1 << pos_bits) - 1)
 
-    timer.start("growth")
-    dead = bitmask_new(n_tokens)  # positions where no phrase of the answer starts
-    covered = bitmask_new(n_tokens)
-    growth = gk.Growth(tokens, doc_offsets, occurrences, seed_lo, seed_hi, word_rank, dead,
-                       pos_bits, sigma, min_length, GROWTH_BUDGET_PER_OCCURRENCE,
-                       GROWTH_BUDGET_FLOOR)
-    grown = grow_all(growth, order, stats.frequent_words, window_ok, covered, threads, progress)
-    del occurrences, dead, growth
-    _growth_stats(stats, grown, bitmask_count(covered, n_tokens))
+        timer.start("growth")
+        dead = bitmask_new(n_tokens)  # positions where no phrase of the answer starts
+        covered = bitmask_new(n_tokens)
+        growth = gk.Growth(tokens, doc_offsets, occurrences, seed_lo, seed_hi, word_rank, dead,
+                           pos_bits, sigma, min_length, GROWTH_BUDGET_PER_OCCURRENCE,
+                           GROWTH_BUDGET_FLOOR)
+        grown = grow_all(growth, order, stats.frequent_words, window_ok, covered, threads,
+                         progress)
+        del occurrences, dead, growth
+        _growth_stats(stats, grown, bitmask_count(covered, n_tokens))
 
     timer.start("output")
     return finish(_phrase_table(tokens, vocab, *grown.arrays()))

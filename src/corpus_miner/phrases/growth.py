@@ -16,7 +16,6 @@ budget.
 from __future__ import annotations
 
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -24,6 +23,7 @@ import numpy as np
 
 from corpus_miner.phrases import growth_kernels as gk
 from corpus_miner.phrases.seed_suffix_array import grow_seed_by_suffix_array
+from corpus_miner.phrases.threads import ordered_map
 
 SEEDS_PER_BATCH = 1 << 13
 SEEDS_PER_SLICE = 1 << 8
@@ -66,14 +66,14 @@ def grow_all(g: gk.Growth, order: np.ndarray, n_ranks: int, window_ok: np.ndarra
     def mark(length, occurrences, marks):
         gk.mark_all_found(marks, length, occurrences, g.min_length, window_ok, g.dead, covered)
 
-    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+    with ordered_map(threads) as map_:
         for batch_start in range(0, len(order), SEEDS_PER_BATCH):
             if progress is not None and batch_start:
                 progress(f"growth {batch_start}/{len(order)}")
             batch = order[batch_start:batch_start + SEEDS_PER_BATCH]
             slices = [batch[i:i + SEEDS_PER_SLICE] for i in range(0, len(batch), SEEDS_PER_SLICE)]
             over_budget = []
-            results = list(pool.map(grow_slice, slices))  # all of the batch before marking
+            results = map_(grow_slice, slices)  # all of the batch before marking
             for start, length, df, occurrences, marks, over, counters in results:
                 grown.add(start, length, df, occurrences)
                 mark(length, occurrences, marks)

@@ -58,16 +58,13 @@ class BloomSpan(Estimator):
         doc_offsets = np.asarray(corpus.doc_offsets)
         algorithm, extra, word_filter = params.algorithm, {}, None
         if algorithm == "auto":
-            import numba
-
             from corpus_miner.phrases.auto import choose
             from corpus_miner.phrases.inputs import validate_corpus_arrays
 
             tokens, doc_offsets, vocab_size = validate_corpus_arrays(tokens, doc_offsets,
                                                                      corpus.vocab)
             started = time.perf_counter()
-            choice = choose(tokens, doc_offsets, params.sigma, params.min_length, vocab_size,
-                            numba.get_num_threads())
+            choice = choose(tokens, doc_offsets, params.sigma, params.min_length, vocab_size)
             algorithm, extra, word_filter = choice.algorithm, choice.stats(), choice.word_filter
             extra["auto_seconds"] = time.perf_counter() - started
         if algorithm == "fhk":

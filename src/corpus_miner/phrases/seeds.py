@@ -20,8 +20,6 @@ occurrence list the growth reads (no second array of this size, no document look
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 from numba import njit, prange
 
@@ -29,6 +27,7 @@ from corpus_miner._numba.arrays import grow
 from corpus_miner._numba.bitmask import bit_get
 from corpus_miner.errors import InputError
 from corpus_miner.phrases.doc_index import doc_at
+from corpus_miner.phrases.threads import ordered_map
 
 MAX_BUCKET_BITS = 16
 KEYS_PER_BUCKET = 1 << 21  # about 16 MiB of keys: sorted inside the caches, many tasks
@@ -169,8 +168,8 @@ def packed_seeds(tokens, window_ok, word_rank, rank_bits, pos_bits, bucket_bits,
         lo, hi, df = exact_seeds(part, pos_bits, doc_offsets, doc_table, doc_shift, sigma)
         return lo + bucket_start[b], hi + bucket_start[b], df
 
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        found = list(pool.map(sort_and_count, range(len(per_bucket))))
+    with ordered_map(threads) as map_:
+        found = map_(sort_and_count, range(len(per_bucket)))
     return (keys, *(np.concatenate([f[i] for f in found]) if found else np.empty(0, np.int64)
                     for i in range(3)))
 
