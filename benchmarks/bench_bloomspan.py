@@ -12,9 +12,10 @@ Writes to benchmarks/results/:
       the other tenants), us_per_token and cpu_us_per_token, bytes_per_token (peak RSS of the
       mining call above the RSS just before it; the kernel's high-water mark is reset at the
       start), the CPU seconds of each stage, and the filter/seed counts.
-  bloomspan_filter.csv  counting-filter size sweep at sigma 20: bigram occurrences passing the
-      filter and the false-positive share, for 1/16 ... 1 byte per word-filtered candidate and
-      1 or 2 hash functions (default_filter_bytes uses 1/4 byte, 1 hash).
+  bloomspan_filter.csv  counting-filter size sweep at sigma 20, min_length 10: windows passing the
+      filter against those whose hash occurs >= sigma times (the best any occurrence counter can
+      do), for 1/16 ... 1 counter per counted window and 1 or 2 hash functions
+      (default_filter_bytes uses 1/5 at sigma 20, 1 hash).
 """
 
 from __future__ import annotations
@@ -102,9 +103,10 @@ def stage_rows(names, cache: Path, repeats: int) -> list[dict]:
     return rows
 
 
-def filter_rows(names, cache: Path, sigma: int = 20) -> list[dict]:
+def filter_rows(names, cache: Path, sigma: int = 20, min_length: int = 10) -> list[dict]:
     from corpus_miner.corpus.token_corpus import TokenCorpus
-    from corpus_miner.phrases import kernels as k
+    from corpus_miner.phrases import window_filter as wf
+    from corpus_miner.phrases.doc_index import doc_block_shift, doc_block_table
 
     rows = []
     for name in names:
@@ -112,39 +114,34 @@ def filter_rows(names, cache: Path, sigma: int = 20) -> list[dict]:
         tokens = np.ascontiguousarray(corpus.tokens)
         offsets = np.ascontiguousarray(corpus.doc_offsets, dtype=np.int64)
         n = len(tokens)
-        word_ok = k.frequent_words(tokens, offsets, len(corpus.vocab), sigma)
-        total, candidates = k.count_bigrams(tokens, offsets, word_ok)
-        # occurrences of truly frequent bigrams: every candidate passes a "filter" of threshold 1
-        everything = k.bitmask_new(n)
-        n_all, _ = k.mark_filter_survivors(tokens, offsets, word_ok, np.full(64, 255, np.uint8),
-                                           1, 1, everything, 2, k.bitmask_new(n))
-        rank = k.word_ranks(word_ok)
-        rank_bits, pos_bits = max(1, int(word_ok.sum()).bit_length()), max(1, n.bit_length())
-        packed = k.pack_survivors(tokens, everything, n_all, rank, rank_bits, pos_bits)
-        packed.sort()
-        shift = k.doc_block_shift(n, len(offsets) - 1)
-        lo, hi, _, _ = k.exact_seeds(packed, np.empty(0, np.int64), pos_bits, offsets,
-                                     k.doc_block_table(offsets, shift), shift, sigma, everything,
-                                     k.bitmask_new(n))
-        true = int((hi - lo).sum())
-        del packed
-        for per_candidate in (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1):
-            for hashes in (1, 2):
-                size = max(64, int(candidates * per_candidate))
-                counters = np.zeros(size, dtype=np.uint8)
+        shift = doc_block_shift(n, len(offsets) - 1)
+        table = doc_block_table(offsets, shift)
+        words = wf.word_filter(tokens, offsets, len(corpus.vocab), sigma, min_length, 1)
+        # the best any occurrence counter can do: windows whose hash occurs >= sigma times
+        hashes = np.empty(n, dtype=np.uint64)
+        wf.hash_windows(tokens, offsets, table, shift, words.word_ok, min_length, 0, n, hashes)
+        counted = hashes[hashes != 0]
+        _, inverse, counts = np.unique(counted, return_inverse=True, return_counts=True)
+        true = int((counts[inverse] >= sigma).sum())
+        del hashes, counted, inverse
+        for per_window in (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1):
+            for num_hashes in (1, 2):
+                size = max(64, int(words.counted_windows * per_window))
                 started = time.process_time()
-                k.fill_counting_filter(tokens, offsets, word_ok, counters, hashes)
-                passed, _ = k.mark_filter_survivors(tokens, offsets, word_ok, counters, hashes,
-                                                    min(sigma, 255), k.bitmask_new(n), 2,
-                                                    k.bitmask_new(n))
+                counters, bucket_bits = wf.fill_filter(tokens, offsets, table, shift,
+                                                       words.word_ok, min_length, size,
+                                                       num_hashes)
+                _, passed = wf.query_filter(tokens, offsets, table, shift, words.word_ok,
+                                            min_length, counters, bucket_bits, num_hashes, sigma)
                 cpu = time.process_time() - started
-                rows.append({"corpus": name, "tokens": n, "sigma": sigma, "bigrams": total,
-                             "candidates": candidates, "true_seed_occurrences": true,
-                             "bytes_per_candidate": per_candidate, "filter_bytes": size,
-                             "num_hashes": hashes, "passed": passed,
-                             "false_positive_occurrences": passed - true,
+                rows.append({"corpus": name, "tokens": n, "sigma": sigma,
+                             "min_length": min_length, "counted_windows": words.counted_windows,
+                             "windows_counted_sigma_times": true,
+                             "bytes_per_window": per_window, "filter_bytes": size,
+                             "num_hashes": num_hashes, "passed": passed,
+                             "false_positives": passed - true,
                              "false_positive_share_of_removable":
-                                 round((passed - true) / max(candidates - true, 1), 4),
+                                 round((passed - true) / max(words.counted_windows - true, 1), 4),
                              "cpu_seconds_both_passes": round(cpu, 4)})
                 print(json.dumps(rows[-1]), file=sys.stderr)
     return rows
