@@ -80,3 +80,36 @@ def test_sigma_above_documents():
 def test_numpy_integer_parameters_accepted():
     miner = BloomSpan(sigma=np.int64(3), min_length=np.int32(2)).fit(toy_corpus())
     assert len(miner.phrases_) == 1
+
+
+def test_auto_is_the_default_and_picks_bloomspan_for_text():
+    miner = BloomSpan(sigma=3, min_length=2).fit(toy_corpus())
+    assert miner.get_params()["algorithm"] == "auto"
+    assert miner.stats_["auto_choice"] == miner.stats_["algorithm"] == "bloomspan"
+    assert miner.stats_["auto_windows_per_frequent_word"] < 20_000
+
+
+def dense_corpus():
+    """A few words in overlapping windows of two long families: the shape where fhk wins."""
+    from corpus_miner import synth
+
+    docs = synth.synthetic2(300, 10, n_families=2, family_length=60, windows_per_doc=6,
+                            max_window=40, seed=2)
+    vocab = sorted({w for d in docs for w in d})
+    ids = {w: i for i, w in enumerate(vocab)}
+    tokens, offsets = arrays([[ids[w] for w in d] for d in docs])
+    return SimpleNamespace(tokens=tokens, doc_offsets=offsets, vocab=vocab)
+
+
+def test_auto_picks_fhk_for_dense_repeats_of_few_words(monkeypatch):
+    import corpus_miner.phrases.auto as auto
+
+    corpus = dense_corpus()
+    monkeypatch.setattr(auto, "DENSE_WINDOWS_PER_WORD", 1_000)  # the corpus is small
+    chosen = BloomSpan(sigma=5, min_length=4).fit(corpus)
+    assert chosen.stats_["auto_choice"] == chosen.stats_["algorithm"] == "fhk"
+    assert chosen.stats_["auto_windows_per_frequent_word"] >= 1_000
+    forced = BloomSpan(sigma=5, min_length=4, algorithm="bloomspan").fit(corpus)
+    assert list(chosen.phrases_.rows()) == list(forced.phrases_.rows()) and len(forced.phrases_)
+    monkeypatch.setattr(auto, "_available_memory", lambda: 1024)  # fhk would not fit
+    assert BloomSpan(sigma=5, min_length=4).fit(corpus).stats_["algorithm"] == "bloomspan"
