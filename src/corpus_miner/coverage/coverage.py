@@ -102,15 +102,6 @@ def _support_from(occ: Occurrences, table: PhraseTable, n_docs: int) -> PhraseTa
     return PhraseTable(table.tokens, table.offsets, df, occurrences, table.vocab)
 
 
-def _canonical_order(table: PhraseTable) -> np.ndarray:
-    """Indices in the order of PhraseTable.sorted(): Psi descending, longer, text ascending."""
-    texts = [table.text(i) for i in range(len(table))]
-    lengths = table.lengths
-    psi = lengths * table.df
-    return np.asarray(sorted(range(len(table)), key=lambda i: (-int(psi[i]), -int(lengths[i]),
-                                                               texts[i])), dtype=np.int64)
-
-
 def with_support(corpus, table: PhraseTable) -> PhraseTable:
     """The same phrases with df and occurrences counted in `corpus`."""
     return _support_from(find_occurrences(corpus, table), table, len(corpus.doc_offsets) - 1)
@@ -181,7 +172,7 @@ class Coverage:
         df and occurrences are recounted in `corpus`; phrases that never occur stay listed."""
         occ = find_occurrences(corpus, table)  # in corpus order: sorted by start
         counted = _support_from(occ, table, len(corpus.doc_offsets) - 1)
-        order = _canonical_order(counted)
+        order = counted.canonical_order()
         table = counted.take(order)
         new_index = np.empty(len(order), dtype=np.int64)
         new_index[order] = np.arange(len(order), dtype=np.int64)

@@ -20,33 +20,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-_BASE = np.uint64(0x9E3779B97F4A7C15)  # odd multiplier of the polynomial hash
+from corpus_miner._numba.hashing import splitmix64, window_hash, window_roll, window_top
+
 _EMPTY = -1
-
-
-@njit(cache=True)
-def _mix(h):
-    # splitmix64 finalizer: spreads polynomial hashes over the low bits used as table index
-    h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return h ^ (h >> np.uint64(31))
-
-
-@njit(cache=True)
-def _hash_run(tokens, start, k):
-    h = np.uint64(0)
-    for i in range(start, start + k):
-        h = h * _BASE + np.uint64(tokens[i]) + np.uint64(1)
-    return h
-
-
-@njit(cache=True)
-def _power(k):
-    # _BASE ** (k - 1) mod 2**64: weight of the token that leaves the rolling window
-    p = np.uint64(1)
-    for _ in range(k - 1):
-        p = p * _BASE
-    return p
 
 
 @njit(cache=True)
@@ -69,7 +45,7 @@ def _table_capacity(n_keys):
 def _lookup(slots, slot_hash, key_pos, key_tokens, h, tokens, start, k):
     """Key id whose k tokens equal tokens[start:start+k], or -1."""
     mask = np.uint64(len(slots) - 1)
-    i = np.int64(_mix(h) & mask)
+    i = np.int64(splitmix64(h) & mask)
     while slots[i] != _EMPTY:
         key = slots[i]
         if slot_hash[i] == h and _same(key_tokens, key_pos[key], tokens, start, k):
@@ -82,7 +58,7 @@ def _lookup(slots, slot_hash, key_pos, key_tokens, h, tokens, start, k):
 def _insert(slots, slot_hash, key_pos, key_tokens, h, start, k, new_key):
     """Insert the k tokens at key_tokens[start:] under id new_key unless present; return the id."""
     mask = np.uint64(len(slots) - 1)
-    i = np.int64(_mix(h) & mask)
+    i = np.int64(splitmix64(h) & mask)
     while slots[i] != _EMPTY:
         key = slots[i]
         if slot_hash[i] == h and _same(key_tokens, key_pos[key], key_tokens, start, k):
@@ -111,18 +87,17 @@ def build_window_table(phrase_tokens, phrase_offsets, k, phrase_rank):
     slot_hash = np.zeros(cap, dtype=np.uint64)
     window_pos = np.empty(n_windows, dtype=np.int64)
     window_owner = np.empty(n_windows, dtype=np.int64)
-    top = _power(k)
+    top = window_top(k)
     n_unique = 0
     for i in range(n_phrases):
         a = phrase_offsets[i]
         b = phrase_offsets[i + 1]
         if b - a < k:
             continue
-        h = _hash_run(phrase_tokens, a, k)
+        h = window_hash(phrase_tokens, a, k)
         for s in range(a, b - k + 1):
             if s > a:
-                h = (h - (np.uint64(phrase_tokens[s - 1]) + np.uint64(1)) * top) * _BASE \
-                    + np.uint64(phrase_tokens[s + k - 1]) + np.uint64(1)
+                h = window_roll(h, phrase_tokens[s - 1], phrase_tokens[s + k - 1], top)
             w = _insert(slots, slot_hash, window_pos, phrase_tokens, h, s, k, n_unique)
             if w == n_unique:
                 window_owner[w] = phrase_rank[i]
@@ -144,7 +119,7 @@ def cover_by_windows(tokens, doc_offsets, k, slots, slot_hash, window_pos, windo
     tokens_by_owner = np.zeros(n_owners, dtype=np.int64)
     if len(window_pos) == 0:
         return covered, tokens_by_owner
-    top = _power(k)
+    top = window_top(k)
     # monotone deque of (window start, owner) with increasing owners: ring buffer of k + 1 slots
     dq_start = np.empty(k + 1, dtype=np.int64)
     dq_owner = np.empty(k + 1, dtype=np.int64)
@@ -160,10 +135,9 @@ def cover_by_windows(tokens, doc_offsets, k, slots, slot_hash, window_pos, windo
         for p in range(a, b):
             if p + k <= b:
                 if p == a:
-                    h = _hash_run(tokens, a, k)
+                    h = window_hash(tokens, a, k)
                 else:
-                    h = (h - (np.uint64(tokens[p - 1]) + np.uint64(1)) * top) * _BASE \
-                        + np.uint64(tokens[p + k - 1]) + np.uint64(1)
+                    h = window_roll(h, tokens[p - 1], tokens[p + k - 1], top)
                 w = _lookup(slots, slot_hash, window_pos, phrase_tokens, h, tokens, p, k)
                 if w >= 0:
                     owner = window_owner[w]
@@ -199,7 +173,7 @@ def build_prefix_table(phrase_tokens, phrase_offsets, k):
     n_unique = 0
     for i in range(n_phrases):
         a = phrase_offsets[i]
-        h = _hash_run(phrase_tokens, a, k)
+        h = window_hash(phrase_tokens, a, k)
         g = _insert(slots, slot_hash, prefix_pos, phrase_tokens, h, a, k, n_unique)
         if g == n_unique:
             n_unique += 1
@@ -212,17 +186,16 @@ def _scan_prefixes(tokens, doc_offsets, k, slots, slot_hash, prefix_pos, group_o
                    group_phrases, phrase_tokens, phrase_offsets, out_phrase, out_doc, out_start,
                    fill):
     n = 0
-    top = _power(k)
+    top = window_top(k)
     for d in range(len(doc_offsets) - 1):
         a = doc_offsets[d]
         b = doc_offsets[d + 1]
         h = np.uint64(0)
         for p in range(a, b - k + 1):
             if p == a:
-                h = _hash_run(tokens, a, k)
+                h = window_hash(tokens, a, k)
             else:
-                h = (h - (np.uint64(tokens[p - 1]) + np.uint64(1)) * top) * _BASE \
-                    + np.uint64(tokens[p + k - 1]) + np.uint64(1)
+                h = window_roll(h, tokens[p - 1], tokens[p + k - 1], top)
             g = _lookup(slots, slot_hash, prefix_pos, phrase_tokens, h, tokens, p, k)
             if g < 0:
                 continue

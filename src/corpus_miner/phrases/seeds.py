@@ -189,56 +189,26 @@ def window_ok_positions(window_ok, n_tokens, count):
     return out
 
 
-@njit(cache=True)
-def _exact_unpacked(bigram, positions, pos_bits, doc_offsets, doc_table, doc_shift, sigma, out):
-    """exact_seeds for (bigram, position) pairs sorted by bigram (positions ascending inside)."""
-    n = len(bigram)
-    seed_lo = np.empty(16, dtype=np.int64)
-    seed_hi = np.empty(16, dtype=np.int64)
-    seed_df = np.empty(16, dtype=np.int64)
-    n_seeds = 0
-    lo = 0
-    while lo < n:
-        hi = lo + 1
-        while hi < n and bigram[hi] == bigram[lo]:
-            hi += 1
-        df = 0
-        doc = -1
-        doc_end = -1
-        for i in range(lo, hi):
-            pos = positions[i]
-            if pos >= doc_end:
-                doc = doc_at(doc_offsets, doc_table, doc_shift, pos)
-                doc_end = doc_offsets[doc + 1]
-                df += 1
-            out[i] = (np.uint64(doc) << np.uint64(pos_bits)) | np.uint64(pos)
-        if df >= sigma:
-            if n_seeds == len(seed_lo):
-                seed_lo = grow(seed_lo)
-                seed_hi = grow(seed_hi)
-                seed_df = grow(seed_df)
-            seed_lo[n_seeds] = lo
-            seed_hi[n_seeds] = hi
-            seed_df[n_seeds] = df
-            n_seeds += 1
-        lo = hi
-    return seed_lo[:n_seeds].copy(), seed_hi[:n_seeds].copy(), seed_df[:n_seeds].copy()
-
-
 def unpacked_seeds(tokens, window_ok, n_window_ok, pos_bits, doc_offsets, doc_table, doc_shift,
                    sigma):
-    """The same as packed_seeds by a stable argsort of (bigram, position) pairs: for vocabularies
-    too large for packed keys."""
+    """The same as packed_seeds by a stable argsort of (bigram, position) pairs, for vocabularies
+    too large for packed keys: bigrams are then renumbered densely (run ids, < 2^pos_bits) so that
+    (run id, position) keys feed exact_seeds like packed ones."""
     positions = window_ok_positions(window_ok, len(tokens), n_window_ok)
     bigram = (tokens[positions].astype(np.uint64) << np.uint64(32)) \
         | tokens[positions + 1].astype(np.uint64)
-    order = np.argsort(bigram, kind="stable")
+    order = np.argsort(bigram, kind="stable")  # positions stay ascending inside a bigram
     bigram, positions = bigram[order], positions[order]
     del order
-    occurrences = np.empty(len(positions), dtype=np.uint64)
-    lo, hi, df = _exact_unpacked(bigram, positions, pos_bits, doc_offsets, doc_table, doc_shift,
-                                 sigma, occurrences)
-    return occurrences, lo, hi, df
+    run_id = np.zeros(len(bigram), dtype=np.uint64)
+    np.cumsum(bigram[1:] != bigram[:-1], dtype=np.uint64, out=run_id[1:])
+    del bigram
+    if len(run_id) and bits_for(int(run_id[-1]) + 1) + pos_bits > 64:
+        raise InputError("too many distinct bigrams for 64-bit keys beyond 2^32 tokens; split "
+                         "the corpus")
+    keys = (run_id << np.uint64(pos_bits)) | positions.astype(np.uint64)
+    del run_id, positions
+    return (keys, *exact_seeds(keys, pos_bits, doc_offsets, doc_table, doc_shift, sigma))
 
 
 def psi_order(tokens: np.ndarray, occurrences: np.ndarray, seed_lo: np.ndarray,
