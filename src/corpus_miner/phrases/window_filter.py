@@ -36,7 +36,9 @@ from corpus_miner._numba.bitmask import bit_get, bitmask_new
 from corpus_miner._numba.hashing import WINDOW_BASE, splitmix64, window_roll, window_top
 from corpus_miner.phrases.doc_index import doc_at
 
-CHUNK_POSITIONS = 1 << 22  # positions hashed and partitioned per round of the fill pass
+CHUNK_POSITIONS = 1 << 22  # positions hashed and partitioned per round of the fill pass, at most
+MIN_CHUNK_POSITIONS = 1 << 16
+WINDOWS_PER_BUCKET = 1 << 14  # per round, so that a bucket's counters are reused while cached
 RANGES_PER_CHUNK = 16  # fixed split of a chunk among threads
 REGION_CELLS = 1 << 18  # counters per bucket: 256 KiB, updated inside the L2 cache
 MAX_BUCKET_BITS = 16
@@ -320,7 +322,7 @@ def fill_filter(tokens: np.ndarray, doc_offsets: np.ndarray, doc_table: np.ndarr
     n = len(tokens)
     bucket_bits, region = filter_layout(n_cells)
     counters = np.zeros(region << bucket_bits, dtype=np.uint8)
-    buffers = _chunk_buffers(n)
+    buffers = _chunk_buffers(n, bucket_bits)
     for c0 in range(0, n, len(buffers[0])):
         starts = partition_chunk(tokens, doc_offsets, doc_table, doc_shift, word_ok, length, c0,
                                  min(c0 + len(buffers[0]), n), bucket_bits, *buffers)
@@ -340,7 +342,9 @@ def query_filter(tokens: np.ndarray, doc_offsets: np.ndarray, doc_table: np.ndar
     return window_ok, int(n_passed)
 
 
-def _chunk_buffers(n_tokens: int) -> tuple[np.ndarray, np.ndarray]:
-    """(hashes, grouped hashes) for chunks of up to CHUNK_POSITIONS."""
-    chunk = max(8, min(CHUNK_POSITIONS, (n_tokens + 7) & ~7))
+def _chunk_buffers(n_tokens: int, bucket_bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """(hashes, grouped hashes) for chunks of up to CHUNK_POSITIONS positions, fewer when there
+    are few buckets: a chunk only needs to fill each bucket's counters with many windows."""
+    wanted = max(MIN_CHUNK_POSITIONS, WINDOWS_PER_BUCKET << bucket_bits)
+    chunk = max(8, min(CHUNK_POSITIONS, wanted, (n_tokens + 7) & ~7))
     return np.empty(chunk, dtype=np.uint64), np.empty(chunk, dtype=np.uint64)
