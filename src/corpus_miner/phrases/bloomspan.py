@@ -1,4 +1,4 @@
-"""BloomSpan (article 000, Part 4) as a list of named stages; the kernels live in their modules.
+"""BloomSpan (the article's Part 4) as a list of named stages; the kernels live in their modules.
 
 1. word_df: exact document frequency of every word (window_filter.frequent_words);
 2. counting_filter: a saturating uint8 counting filter over the min_length-windows of frequent
