@@ -53,3 +53,22 @@ def test_unknown_extension_and_bad_rows_are_clear(tmp_path):
         read_phrases(bad)
     with pytest.raises(InputError, match="no such phrase file"):
         read_phrases(tmp_path / "missing.txt")
+
+
+def test_canonical_order_is_psi_then_length_then_text():
+    """The numpy order equals sorting by (-Psi, -length, text), also with CJK tokens (joined
+    without spaces) and words that are prefixes of others."""
+    import random
+
+    rng = random.Random(1)
+    for vocab in (["the", "a", "ab", "b", "x", "cookies", "we"], ["一", "가", "a", "ab", "我", "们"]):
+        for _ in range(200):
+            phrases = [[rng.randrange(len(vocab)) for _ in range(rng.randint(2, 3))]
+                       for _ in range(20)]
+            table = PhraseTable.from_lists(phrases, [rng.randint(1, 3) for _ in phrases],
+                                           [1] * len(phrases), vocab)
+            lengths, psi = table.lengths, table.lengths * table.df
+            expected = sorted(range(len(table)), key=lambda i: (-int(psi[i]), -int(lengths[i]),
+                                                                table.text(i)))
+            assert [table.text(i) for i in table.canonical_order()] == \
+                [table.text(i) for i in expected]

@@ -112,15 +112,17 @@ class PhraseTable:
         of different lengths are not comparable; the canonical order never needs them to be).
 
         Phrases are compared word by word through the rank of each word among the words used.
-        That equals comparing the joined texts when no word holds a character <= " ": a word
-        that is a proper prefix of another is followed by " " or the end, which sorts first."""
+        That equals comparing the texts when they are the words joined by single spaces (no
+        single-character CJK/Thai tokens, which join without one) and no word holds a character
+        <= " ": a word that is a proper prefix of another is followed by " " or the end, which
+        sorts first. Otherwise the texts themselves are sorted."""
         n = len(self)
         ranks = np.zeros(n, dtype=np.int64)
         if n == 0:
             return ranks
         used, inverse = np.unique(self.tokens, return_inverse=True)
         words = [self.vocab[int(t)] for t in used]
-        if any(min(w, default=" ") <= " " for w in words):
+        if self._kinds is not None or any(min(w, default=" ") <= " " for w in words):
             texts = [self.text(i) for i in range(n)]
             ranks[sorted(range(n), key=texts.__getitem__)] = np.arange(n)
             return ranks
