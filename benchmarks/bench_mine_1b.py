@@ -136,17 +136,19 @@ def plot(rows: list[dict], path: Path) -> None:
     fig, (ax_time, ax_mem) = plt.subplots(1, 2, figsize=(12, 5))
     series = sorted({(r["algorithm"], r["sigma"], r["min_length"], r["code"]) for r in rows})
     for algorithm, sigma, min_length, code in series:
-        points = sorted((r["tokens"], r["wall_seconds"], r["bytes_per_token"]) for r in rows
+        points = sorted((r["tokens"], float(r["user_seconds"]) + float(r["sys_seconds"]),
+                         r["wall_seconds"], r["bytes_per_token"]) for r in rows
                         if (r["algorithm"], r["sigma"], r["min_length"], r["code"])
                         == (algorithm, sigma, min_length, code))
         label = f"{algorithm} sigma {sigma} / min {min_length}" + \
             (" (reference)" if code == "reference" else "")
         style = "--s" if code == "reference" else "-o"
         x = [p[0] for p in points]
-        ax_time.plot(x, [p[1] for p in points], style, label=label)
-        ax_mem.plot(x, [p[2] for p in points], style, label=label)
+        line, = ax_time.plot(x, [p[1] for p in points], style, label=label + ", CPU")
+        ax_time.plot(x, [p[2] for p in points], ":", color=line.get_color(), label=label + ", wall")
+        ax_mem.plot(x, [p[3] for p in points], style, label=label)
     ax_time.set(xscale="log", yscale="log", xlabel="corpus tokens",
-                ylabel="wall seconds (whole process)", title="time")
+                ylabel="seconds (whole process)", title="time: CPU (user + sys) and wall")
     ax_mem.set(xscale="log", xlabel="corpus tokens", ylabel="peak RSS / token (bytes)",
                title="memory, memory-mapped corpus (4 B/token) included")
     for ax in (ax_time, ax_mem):
