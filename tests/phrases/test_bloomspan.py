@@ -187,6 +187,8 @@ def test_sigma_above_documents_is_a_reported_empty_answer():
     assert len(table) == 0 and "exceeds the 4 documents" in stats["note"]
     table, stats = mine_bloomspan(np.zeros(0, np.uint32), np.zeros(1, np.int64), 2, 2, [])
     assert len(table) == 0
+    table, stats = mine_bloomspan(tokens, offsets, 2, 2**62, vocab)  # no window that long
+    assert len(table) == 0 and "exceeds the longest document" in stats["note"]
 
 
 def test_stats_are_complete_and_consistent():

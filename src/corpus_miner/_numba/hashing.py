@@ -91,11 +91,17 @@ def window_hash(tokens, start, k):
 
 @njit(cache=True)
 def window_top(k):
-    """WINDOW_BASE^(k-1) mod 2^64: the weight of the token that leaves a rolling k-window."""
-    p = np.uint64(1)
-    for _ in range(k - 1):
-        p = p * WINDOW_BASE
-    return p
+    """WINDOW_BASE^(k-1) mod 2^64: the weight of the token that leaves a rolling k-window (by
+    squaring: O(log k), since k may be as long as a document)."""
+    top = np.uint64(1)
+    power = WINDOW_BASE
+    e = k - 1
+    while e > 0:
+        if e & 1:
+            top = top * power
+        power = power * power
+        e >>= 1
+    return top
 
 
 @njit(cache=True, inline="always")

@@ -149,9 +149,11 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
         stats.phrases = len(table)
         return table, stats.as_dict(timer, rss)
 
-    if sigma > n_docs or n_tokens == 0:
+    longest = int(np.diff(doc_offsets).max()) if n_docs else 0
+    if sigma > n_docs or n_tokens == 0 or min_length > longest:
         stats.note = (f"sigma={sigma} exceeds the {n_docs} documents: no phrase can be frequent"
-                      if sigma > n_docs else "empty corpus")
+                      if sigma > n_docs else "empty corpus" if n_tokens == 0 else
+                      f"min_length={min_length} exceeds the longest document ({longest} tokens)")
         return finish(PhraseTable.empty(vocab))
     shift = doc_block_shift(n_tokens, n_docs)
     corpus = _Corpus(tokens, doc_offsets, doc_block_table(doc_offsets, shift), shift)
