@@ -96,12 +96,13 @@ def test_dedup_refuses_inputs_that_change_between_its_two_reads(tmp_path, capsys
     reads = []
     real_read = cli_dedup._read
 
-    def growing_read(args, stats, label="reading"):
+    def growing_read(args, stats, label="reading", *rest):
         reads.append(label)
-        yield from real_read(args, stats, label)
+        yield from real_read(args, stats, label, *rest)
         if len(reads) == 2:  # the second read finds one more document
             extra = _write_jsonl(tmp_path / "more.jsonl", _docs(seed=9)[:1])
-            yield from real_read(argparse.Namespace(**{**vars(args), "inputs": [extra]}), stats)
+            yield from real_read(argparse.Namespace(**{**vars(args), "inputs": [extra]}), stats,
+                                 label, *rest)
 
     monkeypatch.setattr(cli_dedup, "_read", growing_read)
     out = tmp_path / "out.jsonl"
@@ -217,10 +218,10 @@ def test_dedup_refuses_a_same_size_input_swapped_between_its_two_reads(tmp_path,
     _write_jsonl(source, first)
     real_read = cli_dedup._read
 
-    def swapping_read(args, stats, label="reading"):
+    def swapping_read(args, stats, label="reading", *rest):
         if label == "writing":
             _write_jsonl(source, second)
-        yield from real_read(args, stats, label)
+        yield from real_read(args, stats, label, *rest)
 
     monkeypatch.setattr(cli_dedup, "_read", swapping_read)
     out = tmp_path / "out.jsonl"

@@ -54,7 +54,9 @@ def test_jsonl_to_jsonl_keeps_every_value_exactly(tmp_path, command):
     assert main([*argv, "-o", str(out)]) == 0
     added = {"is_duplicate", "duplicate_of", "junk_spans", "junk_share"}
     written = [{k: v for k, v in r.items() if k not in added} for r in _read(out)]
-    expected = [{**{k: None for k in ("score", "n", "meta", "big")}, **r} for r in RECORDS]
+    expected = RECORDS  # dedup and index query write each record as it was read
+    if command[0] == "clean":  # clean encodes its records again: fields a record lacks are null
+        expected = [{**{k: None for k in ("score", "n", "meta", "big")}, **r} for r in RECORDS]
     assert [_strict(r) for r in written] == [_strict(r) for r in expected]
 
 
@@ -98,6 +100,8 @@ def test_records_without_fields_round_trip(tmp_path):
     source.write_text('{}\n{"id": 1, "text": "a b"}\n{}\n')
     out = tmp_path / "out.jsonl"
     write_records(read_documents([source], skip_bad=True), out)
+    assert out.read_text() == source.read_text()  # records read from JSONL: as they were
+    write_records([b.records for b in read_documents([source], skip_bad=True)], out)
     assert _read(out) == [{"id": None, "text": None}, {"id": 1, "text": "a b"},
                           {"id": None, "text": None}]
     only_empty = pa.Table.from_struct_array(pa.array([{}] * 2, pa.struct([])))

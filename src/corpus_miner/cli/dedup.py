@@ -26,7 +26,8 @@ from corpus_miner.dedup.result import DedupResult
 from corpus_miner.errors import InputError
 from corpus_miner.io import ReadStats, read_documents, write_records
 from corpus_miner.io.digest import TextsDigest
-from corpus_miner.io.writers import OUTPUT_SUFFIXES
+from corpus_miner.io.readers import DocumentBatch, LineBatch
+from corpus_miner.io.writers import OUTPUT_SUFFIXES, Selection, writes_jsonl
 
 
 def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -113,11 +114,14 @@ def _model(args: argparse.Namespace) -> LSHBloom:
                     shingle_kind="word" if args.word_shingles else "char")
 
 
-def _read(args: argparse.Namespace, stats: ReadStats, label: str = "reading"):
-    """Document batches of the inputs; a progress bar on stderr when it is a terminal."""
+def _read(args: argparse.Namespace, stats: ReadStats, label: str = "reading",
+          jsonl_lines: bool = False):
+    """Document batches of the inputs (JSONL as LineBatches with jsonl_lines); a progress bar
+    on stderr when it is a terminal."""
     note_read_stats(args, stats)
     batches = read_documents(args.inputs, text_field=args.text_field, id_field=args.id_field,
-                             skip_bad=args.skip_bad, stats=stats, prefetch=2)
+                             skip_bad=args.skip_bad, stats=stats, prefetch=2,
+                             jsonl_lines=jsonl_lines)
     if not sys.stderr.isatty():
         yield from batches
         return
@@ -147,47 +151,62 @@ def _input_bytes(inputs) -> int | None:
     return total
 
 
-def _output_table(records: pa.Table, result: DedupResult, annotate: bool) -> pa.Table:
+ADDED_FIELDS = ("is_duplicate", "duplicate_of")
+
+
+def _selection(batch: DocumentBatch | LineBatch, result: DedupResult,
+               annotate: bool) -> Selection:
     if not annotate:
-        return records.filter(pa.array(result.keep))
-    columns = {"is_duplicate": pa.array(result.is_duplicate, pa.bool_())}
+        return Selection(batch, keep=result.keep)
+    added = {"is_duplicate": pa.array(result.is_duplicate, pa.bool_())}
     if result.duplicate_of_id is not None:
-        columns["duplicate_of"] = pa.array(result.duplicate_of_id, pa.string())
-    for name, column in columns.items():
-        if name in records.column_names:  # a re-run on annotated output: replace, not duplicate
-            records = records.set_column(records.column_names.index(name), name, column)
-        else:
-            records = records.append_column(name, column)
-    return records
+        added["duplicate_of"] = pa.array(result.duplicate_of_id, pa.string())
+    return Selection(batch, added=added)
 
 
 def _sized_by_input(args: argparse.Namespace, model: LSHBloom, stats: ReadStats):
     """(batch, its DedupResult) pairs when the filter is sized by the document count
     (lshbloom without --expected-items): pass 1 keeps only the band keys (8 bytes x bands per
-    document), pass 2 reads the inputs again to write them. Both passes digest the texts they
-    read; a difference (a file replaced or edited in between) stops the output before it is
-    renamed into place. Stdin cannot be read twice: its batches are kept in memory instead."""
+    document), pass 2 reads the inputs again to write them. To JSONL, pass 2 reads JSONL
+    inputs as lines, not parsed, when pass 1 found every non-blank line a record without an
+    is_duplicate or duplicate_of field. Both passes digest what they read; a difference (a
+    file replaced or edited in between) stops the output before it is renamed into place.
+    Stdin cannot be read twice: its batches (only their lines, to JSONL) are kept in memory."""
     bands = model.params.validated().bands_rows[0]
     from_stdin = not rereadable(args.inputs)  # stdin or a pipe
+    to_jsonl = writes_jsonl(args.output)
     kept, keys, first = [], [], TextsDigest()
+    fields: set[str] = set()
     for batch in _read(args, stats, "deduplicating" if from_stdin else "hashing"):
         keys.append(model.band_keys(batch.texts))
-        first.update(batch.texts)
+        first.update_batch(batch)
+        fields.update(batch.records.column_names)
         if from_stdin:
-            kept.append(batch)
+            kept.append(_retained(batch, to_jsonl))
     all_keys = np.concatenate(keys) if keys else np.zeros((0, bands), np.uint64)
     result = model.deduplicate_keys(all_keys)
     if from_stdin:
         yield from _with_results(kept, result)
         return
+    as_lines = to_jsonl and not stats.bad_lines_skipped and not fields.intersection(ADDED_FIELDS)
     second = TextsDigest()
-    for batch, part in _with_results(_read(args, ReadStats(), "writing"), result, second):
+    for batch, part in _with_results(_read(args, ReadStats(), "writing", as_lines), result,
+                                     second):
         yield batch, part
     if (second.documents, second.value) != (first.documents, first.value):
         raise InputError(f"the inputs changed between dedup's two reads ({first.documents:,} "
                          f"documents on the first read, {second.documents:,} on the second, other "
                          "texts); nothing was written: run again on files that are not being "
                          "written to")
+
+
+def _retained(batch: DocumentBatch, to_jsonl: bool) -> DocumentBatch | LineBatch:
+    """What a batch kept for writing later needs: to JSONL the lines of a JSONL batch (not its
+    parsed fields, unless they show a field to replace), else the batch."""
+    if to_jsonl and batch.lines is not None \
+            and not set(batch.records.column_names).intersection(ADDED_FIELDS):
+        return LineBatch(batch.lines, batch.source, batch.first_row)
+    return batch
 
 
 def _with_results(batches, result: DedupResult, digest: TextsDigest | None = None):
@@ -201,7 +220,7 @@ def _with_results(batches, result: DedupResult, digest: TextsDigest | None = Non
                              f"{len(result):,} documents of the first read); nothing was written: "
                              "run again on files that are not being written to")
         if digest is not None:
-            digest.update(batch.texts)
+            digest.update_batch(batch)
         yield batch, result.part(start, stop)
         start = stop
 
@@ -240,7 +259,7 @@ def run_dedup(args: argparse.Namespace) -> int:
         for batch, result in pairs:
             counts["documents"] += len(result)
             counts["duplicates"] += int(result.is_duplicate.sum())
-            yield _output_table(batch.records, result, args.annotate)
+            yield _selection(batch, result, args.annotate)
 
     written = write_records(tables(), args.output)
     if args.save_index:
@@ -290,7 +309,7 @@ def run_index_query(args: argparse.Namespace) -> int:
             result = model.query(batch.texts, batch.ids)
             counts["documents"] += len(result)
             counts["duplicates"] += int(result.is_duplicate.sum())
-            yield _output_table(batch.records, result, args.annotate)
+            yield _selection(batch, result, args.annotate)
 
     written = write_records(tables(), args.output)
     print_summary("index query", documents=counts["documents"], duplicates=counts["duplicates"],

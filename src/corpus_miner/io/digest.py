@@ -1,12 +1,14 @@
-"""A fast 64-bit digest of the texts a reader yields, to check that two reads of an input agree.
+"""A fast 64-bit digest of what a reader yields, to check that two reads of an input agree.
 
 `dedup` reads its input twice (band keys first, records second) and must not write pass 1's
-flags next to other documents. Both passes feed every batch of texts to a TextsDigest; equal
-digests mean, up to a 2^-64 chance, the same texts in the same order and batches. Other fields
-are not covered: flags depend only on the texts.
+flags next to other documents. Both passes feed every batch to a TextsDigest; equal digests
+mean, up to a 2^-64 chance, the same input in the same order and batches: for JSONL inputs every
+byte read (the second read writes the lines without parsing them), for others the texts (flags
+depend only on them).
 
 A batch contributes the hash of its texts' bytes (concatenated) and the hash of their lengths
-(the document boundaries), chained into the running value. The bytes are hashed as 8-byte
+(the document boundaries), or of its JSONL chunk and record count, chained into the running
+value. The bytes are hashed as 8-byte
 little-endian words in four independent lanes (xxHash64's round, so the multiplications overlap;
 ~2 GB/s on a loaded 2-core machine, where sha256 ran at 0.35 GB/s). Not cryptographic: it
 detects changes, not an adversary.
@@ -68,7 +70,8 @@ def bytes_hash(data: np.ndarray) -> int:
 
 
 class TextsDigest:
-    """Running digest of batches of texts read in order: update(batch) each, then .value."""
+    """Running digest of batches read in order: update(texts) or update_batch(batch) each,
+    then .value."""
 
     def __init__(self):
         self.value = 0
@@ -79,8 +82,21 @@ class TextsDigest:
         offsets, data = arrow_string_buffers(texts)
         start, end = int(offsets[0]), int(offsets[-1])
         lengths = np.diff(offsets).astype("<i8")
-        content = bytes_hash(data[start:end])
-        boundaries = bytes_hash(lengths.view(np.uint8))
+        self._chain(bytes_hash(data[start:end]), bytes_hash(lengths.view(np.uint8)), len(lengths))
+
+    def update_batch(self, batch) -> None:
+        """Add a DocumentBatch or LineBatch: the bytes of its JSONL chunk when it has one (every
+        byte read, so an edit of any field shows, and the lines need no parsing), else its
+        texts. Both reads of an input give the same kind of batches, so they agree."""
+        lines = batch.lines
+        if lines is None:
+            self.update(batch.texts)
+            return
+        records = np.array([len(lines)], "<i8")
+        self._chain(bytes_hash(np.frombuffer(lines.chunk, np.uint8)),
+                    bytes_hash(records.view(np.uint8)), len(lines))
+
+    def _chain(self, content: int, boundaries: int, documents: int) -> None:
         mixed = int(splitmix64(np.uint64(self.value ^ content)))
         self.value = int(splitmix64(np.uint64(mixed ^ boundaries))) & _MASK
-        self.documents += len(lengths)
+        self.documents += documents

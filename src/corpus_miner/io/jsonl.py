@@ -30,6 +30,37 @@ class ParsedChunk:
     python_texts: list | None  # row values of the text field (Python path) or None
     invalid_utf8: int  # lines whose bytes were not valid UTF-8 (replaced with U+FFFD)
     bad_lines: int  # lines skipped with skip_bad
+    rows: list[int] | None = None  # which lines of the chunk (0-based) are the rows; None: all
+
+
+class RecordLines:
+    """The JSON text of each record of a chunk, byte for byte as read (without the whitespace
+    around it, such as the CR of CRLF line ends): what JSONL output writes for a record that
+    passes through unchanged. Kept as the chunk; split into lines when first asked."""
+
+    def __init__(self, chunk: bytes, count: int, rows: list[int] | None = None):
+        self.chunk = chunk
+        self.count = count  # records
+        self._rows = rows  # indices of the record lines among chunk.split(b"\n"); None: all
+        self._lines: list[bytes] | None = None
+
+    @classmethod
+    def every_line(cls, chunk: bytes) -> RecordLines:
+        """Every line that is not blank is a record (a chunk already parsed without bad lines)."""
+        lines = [line for part in chunk.split(b"\n") if (line := part.strip())]
+        records = cls(chunk, len(lines))
+        records._lines = lines
+        return records
+
+    def __len__(self) -> int:
+        return self.count
+
+    def lines(self) -> list[bytes]:
+        if self._lines is None:
+            parts = self.chunk.split(b"\n")
+            picked = parts[:self.count] if self._rows is None else [parts[i] for i in self._rows]
+            self._lines = [part.strip() for part in picked]
+        return self._lines
 
 
 def iter_line_chunks(stream: BinaryIO, chunk_bytes: int, name: str) -> Iterator[tuple[bytes, int]]:
@@ -140,6 +171,7 @@ def _has_timestamp(data_type: pa.DataType) -> bool:
 def _parse_with_python(chunk: bytes, first_line: int, name: str, text_field: str,
                        skip_bad: bool) -> ParsedChunk:
     rows: list[dict] = []
+    row_lines: list[int] = []
     invalid_utf8 = bad_lines = 0
     for offset, raw in enumerate(chunk.split(b"\n")):
         if not raw.strip():
@@ -167,8 +199,9 @@ def _parse_with_python(chunk: bytes, first_line: int, name: str, text_field: str
             replaced = replaced or lone
         invalid_utf8 += replaced
         rows.append(row)
+        row_lines.append(offset)
     return ParsedChunk(_rows_to_table(rows), [row.get(text_field) for row in rows],
-                       invalid_utf8, bad_lines)
+                       invalid_utf8, bad_lines, row_lines)
 
 
 MAX_DEPTH = 100

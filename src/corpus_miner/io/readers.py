@@ -23,7 +23,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from corpus_miner.io.jsonl import is_json_text, iter_line_chunks, json_values, parse_chunk
+from corpus_miner.io.jsonl import (RecordLines, is_json_text, iter_line_chunks, json_values,
+                                  parse_chunk)
 from corpus_miner.io.artefact import is_saved_corpus, saved_artefact_format
 from corpus_miner.io.strings import arrow_string_buffers
 from corpus_miner.errors import InputError
@@ -75,6 +76,7 @@ class DocumentBatch:
     records: pa.Table with all original fields, for writers that must keep them
     source:  the input path ("-" for stdin)
     first_row: 0-based index of the first document of this batch over all inputs
+    lines:   from JSONL inputs, each record's JSON text as read (JSONL output writes it back)
     """
 
     ids: pa.Array
@@ -82,15 +84,34 @@ class DocumentBatch:
     records: pa.Table
     source: str
     first_row: int
+    lines: RecordLines | None = None
 
     def __len__(self) -> int:
         return len(self.texts)
 
 
+@dataclass
+class LineBatch:
+    """Records of a JSONL input as their lines only, not parsed (`read_documents(...,
+    jsonl_lines=True)`): for a second read of an input whose first read found every non-blank
+    line a valid record."""
+
+    lines: RecordLines
+    source: str
+    first_row: int
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+
 def read_documents(inputs, *, text_field: str = "text", id_field: str = "id",
                    skip_bad: bool = False, stats: ReadStats | None = None,
-                   batch_size: int = DEFAULT_BATCH_BYTES, prefetch: int = 0) -> Iterator[DocumentBatch]:
+                   batch_size: int = DEFAULT_BATCH_BYTES, prefetch: int = 0,
+                   jsonl_lines: bool = False) -> Iterator[DocumentBatch | LineBatch]:
     """Stream documents from one or more inputs, in order (see module doc for formats).
+
+    jsonl_lines: JSONL inputs give LineBatches, their non-blank lines unparsed (other inputs
+    DocumentBatches as always); only for inputs known to hold no malformed line.
 
     prefetch > 0: a background thread reads up to that many batches ahead (pyarrow parses and
     decompresses without the GIL, so reading overlaps the caller's work on the previous batch);
@@ -99,7 +120,7 @@ def read_documents(inputs, *, text_field: str = "text", id_field: str = "id",
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
     stats = stats if stats is not None else ReadStats()
-    reader = _Reader(text_field, id_field, skip_bad, stats, max(1, int(batch_size)))
+    reader = _Reader(text_field, id_field, skip_bad, stats, max(1, int(batch_size)), jsonl_lines)
     batches = (batch for item in inputs for batch in reader.read(item))
     if prefetch > 0:
         batches = _read_ahead(batches, prefetch)
@@ -109,7 +130,7 @@ def read_documents(inputs, *, text_field: str = "text", id_field: str = "id",
 _DONE = object()
 
 
-def _read_ahead(batches: Iterator[DocumentBatch], depth: int) -> Iterator[DocumentBatch]:
+def _read_ahead(batches: Iterator, depth: int) -> Iterator:
     """The items of `batches`, produced by a worker thread at most `depth` items ahead."""
     ahead: queue.Queue = queue.Queue(maxsize=depth)
     stop = threading.Event()
@@ -144,7 +165,8 @@ def _read_ahead(batches: Iterator[DocumentBatch], depth: int) -> Iterator[Docume
 
 
 class _Reader:
-    def __init__(self, text_field, id_field, skip_bad, stats, batch_size):
+    def __init__(self, text_field, id_field, skip_bad, stats, batch_size, jsonl_lines=False):
+        self.jsonl_lines = jsonl_lines
         self.text_field = text_field
         self.id_field = id_field
         self.skip_bad = skip_bad
@@ -152,7 +174,7 @@ class _Reader:
         self.batch_size = batch_size
         self.row = 0  # documents yielded so far over all inputs
 
-    def read(self, item) -> Iterator[DocumentBatch]:
+    def read(self, item) -> Iterator[DocumentBatch | LineBatch]:
         if str(item) == STDIN:
             if sys.stdin is None:
                 raise InputError("stdin: closed; give an input file or pipe documents in")
@@ -197,7 +219,7 @@ class _Reader:
                 raw.close()
 
     # -- JSONL -------------------------------------------------------------------------------
-    def _jsonl(self, raw, name: str) -> Iterator[DocumentBatch]:
+    def _jsonl(self, raw, name: str) -> Iterator[DocumentBatch | LineBatch]:
         """JSON lines from a binary stream, plain or compressed (told by its first bytes). The
         stream is read once from where it stands, never rewound, so stdin, pipes and
         `<(zcat ...)` work like files."""
@@ -216,15 +238,24 @@ class _Reader:
         consumed = 0
         first = True
         for chunk, first_line in iter_line_chunks(stream, self.batch_size, label):
+            self.stats.input_bytes += source.consumed - consumed
+            consumed = source.consumed
+            if self.jsonl_lines:
+                lines = RecordLines.every_line(chunk)
+                if len(lines):
+                    yield LineBatch(lines, name, self.row)
+                    self.row += len(lines)
+                    self.stats.documents += len(lines)
+                continue
             parsed = parse_chunk(chunk, first_line, label, self.text_field, self.skip_bad)
             self.stats.bad_lines_skipped += parsed.bad_lines
             self.stats.invalid_utf8_replaced += parsed.invalid_utf8
-            self.stats.input_bytes += source.consumed - consumed
-            consumed = source.consumed
             if parsed.table.num_rows == 0:
                 continue
-            yield self._batch(parsed.table, name, require_field=first,
-                              python_texts=parsed.python_texts)
+            batch = self._batch(parsed.table, name, require_field=first,
+                                python_texts=parsed.python_texts)
+            batch.lines = RecordLines(chunk, parsed.table.num_rows, parsed.rows)
+            yield batch
             first = False
 
     # -- Parquet -----------------------------------------------------------------------------

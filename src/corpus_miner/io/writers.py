@@ -1,4 +1,10 @@
-"""write_records: documents (all their fields) back to JSONL / JSONL.gz / Parquet, atomically."""
+"""write_records: documents (all their fields) back to JSONL / JSONL.gz / Parquet, atomically.
+
+JSONL output writes a record read from a JSONL input as it was read, byte for byte (only the
+whitespace around it dropped, and the added fields of a Selection inserted before its closing
+brace): no parse and no encoding, and exactly the user's values, spelling and field order.
+Records from other inputs, and tables, are encoded with `json`.
+"""
 
 from __future__ import annotations
 
@@ -7,77 +13,192 @@ import os
 import queue
 import sys
 import threading
+import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from corpus_miner.io.atomic import atomic_path, text_output, writing_stdout
-from corpus_miner.io.jsonl import JSON_TEXT, is_json_text, json_values
+from corpus_miner.io.atomic import atomic_path, binary_output, writing_stdout
+from corpus_miner.io.jsonl import JSON_TEXT, is_json_text, json_values, parse_chunk
 from corpus_miner.io.overlap import check_apart
-from corpus_miner.io.readers import DocumentBatch
+from corpus_miner.io.readers import DocumentBatch, LineBatch
 from corpus_miner.errors import ParameterError
 
 OUTPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet")
 
 
+def writes_jsonl(path) -> bool:
+    """True when write_records writes JSONL to `path` (a .jsonl or .jsonl.gz file, or stdout)."""
+    return str(path) == "-" or str(path).lower().endswith((".jsonl", ".jsonl.gz"))
+
+
+@dataclass
+class Selection:
+    """Records of one batch to write: the rows where `keep` is True (all when None), each with
+    the `added` fields (columns over all rows of the batch): a field a record already has is
+    replaced where it stands, others are appended. A LineBatch can only be written to JSONL,
+    with fields its records do not have."""
+
+    batch: DocumentBatch | LineBatch
+    keep: np.ndarray | None = None
+    added: dict[str, pa.Array] = dataclasses.field(default_factory=dict)
+
+    def table(self) -> pa.Table:
+        if not isinstance(self.batch, DocumentBatch):
+            raise TypeError("records read as lines only can be written to JSONL only")
+        records = _with_added(self.batch.records, self.added)
+        return records if self.keep is None else records.filter(pa.array(self.keep))
+
+
+def _with_added(records: pa.Table, added: dict[str, pa.Array]) -> pa.Table:
+    for name, column in added.items():
+        if name in records.column_names:  # e.g. a re-run on annotated output: replace
+            records = records.set_column(records.column_names.index(name), name, column)
+        else:
+            records = records.append_column(name, column)
+    return records
+
+
 def write_records(batches_or_table, path) -> int:
     """Write records in order; the format follows the extension. Returns the number of rows.
 
-    Accepts a pa.Table / pa.RecordBatch, or an iterable of them or of DocumentBatch (their
-    `records`). Field order and types are kept (JSON: as far as JSON can express them; Parquet:
-    batches whose schemas differ are unified, missing fields become null). An output that is
-    the input of one of the DocumentBatches is refused (OutputError) and left as it was.
+    Accepts a pa.Table / pa.RecordBatch, or an iterable of them, of DocumentBatch or LineBatch
+    (all their records) or of Selection. Field order and types are kept (JSON: records read
+    from JSONL as they were, others as far as JSON can express them; Parquet: batches whose
+    schemas differ are unified, missing fields become null). An output that is the input of
+    one of the batches is refused (OutputError) and left as it was.
     """
     if str(path) == "-":  # a pipe cannot be written atomically: records stream as they come
         with writing_stdout():
-            return _write_jsonl(_tables(batches_or_table), sys.stdout)
+            return _write_jsonl(_items(batches_or_table), _stdout_bytes())
     path = Path(path)
     name = path.name.lower()
     if not name.endswith(OUTPUT_SUFFIXES):
         raise ParameterError(f"{path}: unknown output format; use one of "
                              f"{', '.join(OUTPUT_SUFFIXES)}, or - for JSONL on stdout")
-    sources: set[str] = set()  # inputs of DocumentBatches: never renamed over
-    tables = _tables(batches_or_table, sources)
+    sources: set[str] = set()  # inputs of the batches: never renamed over
+    items = _items(batches_or_table, sources)
     with atomic_path(path) as tmp:
         if name.endswith(".parquet"):
-            rows = _write_parquet(tables, tmp)
-        elif not name.endswith(".gz"):
-            with text_output(tmp, compress=False) as out:
-                rows = _write_jsonl(tables, out)
+            rows = _write_parquet((_table(item) for item in items), tmp)
         else:
-            with text_output(tmp, compress=True) as text:
-                out = _WriteInBackground(text.buffer)
+            with binary_output(tmp, compress=name.endswith(".gz")) as raw:
+                out = _WriteInBackground(raw) if name.endswith(".gz") else raw
                 try:
-                    rows = _write_jsonl(tables, out)
+                    rows = _write_jsonl(items, out)
                 finally:
-                    out.close()
+                    if out is not raw:
+                        out.close()
         check_apart(sources, [path])  # before the rename: the input is still intact
     return rows
 
 
-def _write_jsonl(tables: Iterable[pa.Table], out) -> int:
-    """One JSON line per record, one write per table."""
+def _stdout_bytes():
+    """stdout as a binary stream (text written to it before comes first)."""
+    sys.stdout.flush()
+    return getattr(sys.stdout, "buffer", None) or _TextSink(sys.stdout)
+
+
+class _TextSink:
+    """Binary writes to a text stream without a buffer (one replaced by a test, say)."""
+
+    def __init__(self, text):
+        self._text = text
+
+    def write(self, data: bytes) -> None:
+        self._text.write(data.decode("utf-8", "replace"))
+
+    def flush(self) -> None:
+        self._text.flush()
+
+
+def _write_jsonl(items: Iterable, out) -> int:
+    """One JSON line per record, one write per batch or table."""
     rows = 0
-    for table in tables:
-        records = table.to_pylist()
-        for field in table.schema:
-            if is_json_text(field):  # a mixed-type field: give back the original values
-                for record, value in zip(records, json_values(table, field.name)):
-                    record[field.name] = value
-        lines = [json.dumps(record, ensure_ascii=False, default=_json_default)
-                 for record in records]
-        if lines:
-            out.write("\n".join(lines) + "\n")
-        rows += len(lines)
+    for item in items:
+        if isinstance(item, Selection) and item.batch.lines is not None:
+            data, n = _jsonl_as_read(item)
+        else:
+            data, n = _jsonl_encoded(_table(item))
+        if n:
+            out.write(data)
+        rows += n
     out.flush()
     return rows
 
 
+def _jsonl_encoded(table: pa.Table) -> tuple[bytes, int]:
+    records = table.to_pylist()
+    for field in table.schema:
+        if is_json_text(field):  # a mixed-type field: give back the original values
+            for record, value in zip(records, json_values(table, field.name)):
+                record[field.name] = value
+    lines = [json.dumps(record, ensure_ascii=False, default=_json_default)
+             for record in records]
+    return ("\n".join(lines) + "\n").encode("utf-8") if lines else b"", len(lines)
+
+
+def _jsonl_as_read(selection: Selection) -> tuple[bytes, int]:
+    """The selected records as their lines as read, the added fields inserted before the
+    closing brace; a record that already has one of them is encoded again instead, with the
+    new values in place."""
+    lines = selection.batch.lines.lines()
+    rows = range(len(lines)) if selection.keep is None else np.flatnonzero(selection.keep)
+    if not selection.added:
+        picked = lines if selection.keep is None else [lines[i] for i in rows]
+        return (b"\n".join(picked) + b"\n" if picked else b""), len(picked)
+    members = _members(selection.added)
+    records = getattr(selection.batch, "records", None)
+    present = records is not None and any(name in records.column_names
+                                          for name in selection.added)
+    parts: list = []
+    for i in rows:
+        line = lines[i]
+        if present:
+            again = _with_fields_replaced(line, selection.added, i)
+            if again is not None:
+                parts.append(again)
+                continue
+        end = len(line) - 1  # the closing brace
+        inner = end
+        while line[inner - 1] in b" \t\r\n":
+            inner -= 1
+        parts += (memoryview(line)[:end], b", " if line[inner - 1] != 0x7B else b"", members[i],
+                  b"}\n")
+    return b"".join(parts), len(rows)
+
+
+def _members(added: dict[str, pa.Array]) -> list[bytes]:
+    """Per row, the added fields as JSON object members: b'"name": value, ...'."""
+    per_field = []
+    for name, column in added.items():
+        key = json.dumps(name, ensure_ascii=False).encode("utf-8") + b": "
+        if pa.types.is_boolean(column.type):
+            spelled = {True: key + b"true", False: key + b"false", None: key + b"null"}
+            per_field.append([spelled[v] for v in column.to_pylist()])
+        else:
+            per_field.append([key + _ENCODER.encode(v).encode("utf-8")
+                              for v in column.to_pylist()])
+    return per_field[0] if len(per_field) == 1 else [b", ".join(row) for row in zip(*per_field)]
+
+
+def _with_fields_replaced(line: bytes, added: dict[str, pa.Array], row: int) -> bytes | None:
+    """The record of `line` encoded with the added values set, when it has one of the added
+    fields already; else None."""
+    record = parse_chunk(line, 1, "", "", False).table
+    if not any(name in record.column_names for name in added):
+        return None
+    values = {name: column.slice(row, 1) for name, column in added.items()}
+    return _jsonl_encoded(_with_added(record, values))[0]
+
+
 class _WriteInBackground:
-    """Text file API over a binary file written by a worker thread. zlib releases the GIL while
-    it compresses, so gzip output overlaps the JSON encoding of the next table (at most
+    """Binary file API over a binary file written by a worker thread. zlib releases the GIL
+    while it compresses, so gzip output overlaps the JSON encoding of the next table (at most
     `pending` encoded tables wait in memory)."""
 
     def __init__(self, raw, pending: int = 4):
@@ -99,9 +220,9 @@ class _WriteInBackground:
         if self._error is not None:
             raise self._error
 
-    def write(self, text: str) -> None:
+    def write(self, data: bytes) -> None:
         self._check()
-        self._queue.put(text.encode("utf-8"))
+        self._queue.put(data)
 
     def flush(self) -> None:
         self._check()
@@ -114,17 +235,23 @@ class _WriteInBackground:
         self._check()
 
 
-def _tables(source, sources: set | None = None) -> Iterable[pa.Table]:
+def _items(source, sources: set | None = None) -> Iterable:
+    """Tables and Selections; batches become Selections of all their records."""
     if isinstance(source, (pa.Table, pa.RecordBatch)):
         source = [source]
     for item in source:
-        if isinstance(item, DocumentBatch):
+        if isinstance(item, (DocumentBatch, LineBatch)):
+            item = Selection(item)
+        if isinstance(item, Selection):
             if sources is not None:
-                sources.add(item.source)
-            item = item.records
-        if isinstance(item, pa.RecordBatch):
+                sources.add(item.batch.source)
+        elif isinstance(item, pa.RecordBatch):
             item = pa.Table.from_batches([item])
         yield item
+
+
+def _table(item) -> pa.Table:
+    return item.table() if isinstance(item, Selection) else item
 
 
 def _write_parquet(tables: Iterable[pa.Table], tmp: Path) -> int:
@@ -308,3 +435,6 @@ def _json_default(value):
     if hasattr(value, "isoformat"):
         return value.isoformat()
     return str(value)
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=_json_default)  # as json.dumps below
