@@ -168,8 +168,8 @@ def _sized_by_input(args: argparse.Namespace, model: LSHBloom, stats: ReadStats)
     """(batch, its DedupResult) pairs when the filter is sized by the document count
     (lshbloom without --expected-items): pass 1 keeps only the band keys (8 bytes x bands per
     document), pass 2 reads the inputs again to write them. To JSONL, pass 2 reads JSONL
-    inputs as lines, not parsed, when pass 1 found every non-blank line a record without an
-    is_duplicate or duplicate_of field. Both passes digest what they read; a difference (a
+    inputs as lines, not parsed, when pass 1 found every non-blank line a record that needed
+    no repair and has no is_duplicate or duplicate_of field. Both passes digest what they read; a difference (a
     file replaced or edited in between) stops the output before it is renamed into place.
     Stdin cannot be read twice: its batches (only their lines, to JSONL) are kept in memory."""
     bands = model.params.validated().bands_rows[0]
@@ -188,7 +188,8 @@ def _sized_by_input(args: argparse.Namespace, model: LSHBloom, stats: ReadStats)
     if from_stdin:
         yield from _with_results(kept, result)
         return
-    as_lines = to_jsonl and not stats.bad_lines_skipped and not fields.intersection(ADDED_FIELDS)
+    as_lines = (to_jsonl and not stats.bad_lines_skipped and not stats.invalid_utf8_replaced
+                and not fields.intersection(ADDED_FIELDS))
     second = TextsDigest()
     for batch, part in _with_results(_read(args, ReadStats(), "writing", as_lines), result,
                                      second):

@@ -94,7 +94,7 @@ class DocumentBatch:
 class LineBatch:
     """Records of a JSONL input as their lines only, not parsed (`read_documents(...,
     jsonl_lines=True)`): for a second read of an input whose first read found every non-blank
-    line a valid record."""
+    line a valid record that needed no repair."""
 
     lines: RecordLines
     source: str
@@ -111,7 +111,8 @@ def read_documents(inputs, *, text_field: str = "text", id_field: str = "id",
     """Stream documents from one or more inputs, in order (see module doc for formats).
 
     jsonl_lines: JSONL inputs give LineBatches, their non-blank lines unparsed (other inputs
-    DocumentBatches as always); only for inputs known to hold no malformed line.
+    DocumentBatches as always); only for inputs known to hold no malformed line and none
+    whose UTF-8 or surrogates needed repair (a first read found none).
 
     prefetch > 0: a background thread reads up to that many batches ahead (pyarrow parses and
     decompresses without the GIL, so reading overlaps the caller's work on the previous batch);
@@ -237,7 +238,8 @@ class _Reader:
             stream = source
         consumed = 0
         first = True
-        for chunk, first_line in iter_line_chunks(stream, self.batch_size, label):
+        first_line = 1  # of the chunk, for messages
+        for chunk in iter_line_chunks(stream, self.batch_size, label):
             self.stats.input_bytes += source.consumed - consumed
             consumed = source.consumed
             if self.jsonl_lines:
@@ -248,13 +250,14 @@ class _Reader:
                     self.stats.documents += len(lines)
                 continue
             parsed = parse_chunk(chunk, first_line, label, self.text_field, self.skip_bad)
+            first_line += parsed.lines
             self.stats.bad_lines_skipped += parsed.bad_lines
             self.stats.invalid_utf8_replaced += parsed.invalid_utf8
             if parsed.table.num_rows == 0:
                 continue
             batch = self._batch(parsed.table, name, require_field=first,
                                 python_texts=parsed.python_texts)
-            batch.lines = RecordLines(chunk, parsed.table.num_rows, parsed.rows)
+            batch.lines = parsed.record_lines(chunk)
             yield batch
             first = False
 

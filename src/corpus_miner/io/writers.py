@@ -144,25 +144,29 @@ def _jsonl_encoded(table: pa.Table) -> tuple[bytes, int]:
 
 def _jsonl_as_read(selection: Selection) -> tuple[bytes, int]:
     """The selected records as their lines as read, the added fields inserted before the
-    closing brace; a record that already has one of them is encoded again instead, with the
-    new values in place."""
-    lines = selection.batch.lines.lines()
+    closing brace. A record that reading repaired, or that already has one of the added
+    fields, is encoded again instead (with the new values in place)."""
+    record_lines = selection.batch.lines
+    lines = record_lines.lines()
     rows = range(len(lines)) if selection.keep is None else np.flatnonzero(selection.keep)
-    if not selection.added:
+    added = selection.added
+    records = getattr(selection.batch, "records", None)
+    present = records is not None and any(name in records.column_names for name in added)
+    if not added and not record_lines.repaired:
         picked = lines if selection.keep is None else [lines[i] for i in rows]
         return (b"\n".join(picked) + b"\n" if picked else b""), len(picked)
-    members = _members(selection.added)
-    records = getattr(selection.batch, "records", None)
-    present = records is not None and any(name in records.column_names
-                                          for name in selection.added)
+    members = _members(added) if added else None
     parts: list = []
     for i in rows:
         line = lines[i]
-        if present:
-            again = _with_fields_replaced(line, selection.added, i)
+        if present or i in record_lines.repaired:
+            again = _encoded_again(line, added, i, always=i in record_lines.repaired)
             if again is not None:
                 parts.append(again)
                 continue
+        if members is None:
+            parts += (line, b"\n")
+            continue
         end = len(line) - 1  # the closing brace
         inner = end
         while line[inner - 1] in b" \t\r\n":
@@ -186,11 +190,12 @@ def _members(added: dict[str, pa.Array]) -> list[bytes]:
     return per_field[0] if len(per_field) == 1 else [b", ".join(row) for row in zip(*per_field)]
 
 
-def _with_fields_replaced(line: bytes, added: dict[str, pa.Array], row: int) -> bytes | None:
-    """The record of `line` encoded with the added values set, when it has one of the added
-    fields already; else None."""
+def _encoded_again(line: bytes, added: dict[str, pa.Array], row: int,
+                   always: bool) -> bytes | None:
+    """The record of `line` as the reader gives it, with the added values of `row`, encoded
+    like a table row; None when not `always` and the record has none of the added fields."""
     record = parse_chunk(line, 1, "", "", False).table
-    if not any(name in record.column_names for name in added):
+    if not always and not any(name in record.column_names for name in added):
         return None
     values = {name: column.slice(row, 1) for name, column in added.items()}
     return _jsonl_encoded(_with_added(record, values))[0]
