@@ -10,15 +10,19 @@ Three commands, each a fresh process, round robin, medians of --repeats:
   times LSHBloom().deduplicate(texts) (texts in memory to duplicate flags).
 Reported: wall and CPU (user + sys) seconds and peak RSS of each process; "beyond start-up" is the
 CLI minus the start-up, compared with the in-process time (wall: the CLI reads ahead on a second
-core; CPU: the work done).
+core; CPU: the work done). With --compare-src OTHER/src (another checkout's sources, e.g. the
+commit before a change), its start-up and CLI run in the same round robin, and the records both
+CLIs wrote are compared as JSON values. The load average is recorded: on a shared machine, wall
+times grow with it, CPU times less so.
 
-Usage: python benchmarks/bench_dedup_cli.py [--repeats 3] [--work DIR]
+Usage: python benchmarks/bench_dedup_cli.py [--repeats 3] [--work DIR] [--compare-src OTHER/src]
 Writes benchmarks/results/bench_dedup_cli.csv.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -43,10 +47,12 @@ print(json.dumps({"wall": time.perf_counter() - wall, "cpu": time.process_time()
 """
 
 
-def run(command: list[str]) -> dict:
+def run(command: list[str], src: str | None = None) -> dict:
     """Wall seconds, CPU seconds (user + sys) and peak RSS (bytes) of one child process."""
+    env = dict(os.environ, PYTHONPATH=src) if src else None
     start = time.perf_counter()
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env)
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
     out, err = child.stdout.read(), child.stderr.read()
@@ -56,45 +62,72 @@ def run(command: list[str]) -> dict:
             "peak_rss": usage.ru_maxrss * 1024, "out": out, "err": err}
 
 
+def same_records(a: Path, b: Path) -> bool:
+    """Both files hold the same records, line by line, as JSON values."""
+    with a.open("rb") as first, b.open("rb") as second:
+        return all(x is not None and y is not None and json.loads(x) == json.loads(y)
+                   for x, y in itertools.zip_longest(first, second))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--work", type=Path, default=Path("/tmp/corpus-miner-bench"))
+    parser.add_argument("--compare-src", default=None,
+                        help="another checkout's src folder, timed the same way (e.g. before)")
     args = parser.parse_args(argv)
     dataset = build_dataset(args.work)
     one = args.work / "one-document.jsonl"
     with dataset.open(encoding="utf-8") as handle:
         one.write_text(handle.readline(), encoding="utf-8")
-    cli = [str(Path(sys.executable).with_name("corpus-miner")), "dedup", "--annotate", "-o"]
-    commands = {"start-up": cli + [str(args.work / "out-one.jsonl"), str(one)],
-                "CLI": cli + [str(args.work / "out.jsonl"), str(dataset)],
-                "in-process": [sys.executable, "-c", IN_PROCESS, str(dataset)]}
-    run(commands["start-up"])  # JIT cache written once, outside the measurements
+    cli = [sys.executable, "-m", "corpus_miner", "dedup", "--annotate", "-o"]
+    commands = {"start-up": (cli + [str(args.work / "out-one.jsonl"), str(one)], None),
+                "CLI": (cli + [str(args.work / "out.jsonl"), str(dataset)], None),
+                "in-process": ([sys.executable, "-c", IN_PROCESS, str(dataset)], None)}
+    if args.compare_src:
+        src = str(Path(args.compare_src).resolve())
+        commands["start-up (--compare-src)"] = (cli + [str(args.work / "out-one-other.jsonl"),
+                                                       str(one)], src)
+        commands["CLI (--compare-src)"] = (cli + [str(args.work / "out-other.jsonl"),
+                                                  str(dataset)], src)
+    for command, src in commands.values():  # JIT caches written once, outside the measurements
+        if command[-1] == str(one):
+            run(command, src)
+    load = [os.getloadavg()[0]]
     runs: dict[str, list[dict]] = {name: [] for name in commands}
     for _ in range(args.repeats):
-        for name, command in commands.items():
-            runs[name].append(run(command))
+        for name, (command, src) in commands.items():
+            runs[name].append(run(command, src))
+    load.append(os.getloadavg()[0])
     median = {name: {key: statistics.median(r[key] for r in results)
                      for key in ("wall", "cpu", "peak_rss")} for name, results in runs.items()}
     inner = [json.loads(r["out"]) for r in runs["in-process"]]
     median["in-process"]["wall"] = statistics.median(r["wall"] for r in inner)  # the pipeline alone
     median["in-process"]["cpu"] = statistics.median(r["cpu"] for r in inner)
+    same = (same_records(args.work / "out.jsonl", args.work / "out-other.jsonl")
+            if args.compare_src else None)
     rows = []
     for name, figures in median.items():
         row = {"what": name, "wall_seconds": round(figures["wall"], 3),
                "cpu_seconds": round(figures["cpu"], 3),
                "peak_rss_mb": round(figures["peak_rss"] / 2**20, 1)}
-        if name == "CLI":
-            beyond_wall = figures["wall"] - median["start-up"]["wall"]
-            beyond_cpu = figures["cpu"] - median["start-up"]["cpu"]
+        if name.startswith("CLI"):
+            startup = median[name.replace("CLI", "start-up")]
+            beyond_wall = figures["wall"] - startup["wall"]
+            beyond_cpu = figures["cpu"] - startup["cpu"]
             row |= {"beyond_startup_wall": round(beyond_wall, 3),
                     "beyond_startup_cpu": round(beyond_cpu, 3),
                     "ratio_to_in_process_wall": round(beyond_wall / median["in-process"]["wall"], 2),
                     "ratio_to_in_process_cpu": round(beyond_cpu / median["in-process"]["cpu"], 2)}
+            if same is not None:
+                row["same_records_both_clis"] = same
+        row["load_average"] = f"{load[0]:.1f}-{load[1]:.1f}"
         rows.append(row)
         print(", ".join(f"{k} {v}" for k, v in row.items()), flush=True)
     duplicates = {r["duplicates"] for r in inner}
     print(f"in-process duplicates: {duplicates}; CLI: {(runs['CLI'][-1]['out'] + runs['CLI'][-1]['err']).strip()}")
+    if same is not None:
+        print(f"both CLIs wrote the same records (as JSON values): {same}")
     from eval_dedup_quality import write_csv
     write_csv(RESULTS / "bench_dedup_cli.csv", rows)
     return 0

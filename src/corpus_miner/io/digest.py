@@ -35,7 +35,7 @@ def _round(lane, word):
     return lane * _PRIME_1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: the read-ahead thread splits the next chunk meanwhile
 def words_hash_kernel(words, tail, n_bytes):
     """64-bit hash of bytes given as whole little-endian words plus the last partial word
     (`tail`, zero-padded) and their count."""
