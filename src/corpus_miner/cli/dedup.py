@@ -169,9 +169,14 @@ def _sized_by_input(args: argparse.Namespace, model: LSHBloom, stats: ReadStats)
     (lshbloom without --expected-items): pass 1 keeps only the band keys (8 bytes x bands per
     document), pass 2 reads the inputs again to write them. To JSONL, pass 2 reads JSONL
     inputs as lines, not parsed, when pass 1 found every non-blank line a record that needed
-    no repair and has no is_duplicate or duplicate_of field. Both passes digest what they read; a difference (a
-    file replaced or edited in between) stops the output before it is renamed into place.
-    Stdin cannot be read twice: its batches (only their lines, to JSONL) are kept in memory."""
+    no repair and has no is_duplicate or duplicate_of field. Both passes digest what they
+    read; a difference (a file replaced or edited in between) stops the output before it is
+    renamed into place. Stdin cannot be read twice: its batches (only their lines, to JSONL)
+    are kept in memory.
+
+    One pass cannot give the same output: the filter's size decides which unique documents a
+    false positive removes, so sizing it from a guess (the input's bytes) or growing it from a
+    small first layer keeps fp_prob but flags other documents (--expected-items does that)."""
     bands = model.params.validated().bands_rows[0]
     from_stdin = not rereadable(args.inputs)  # stdin or a pipe
     to_jsonl = writes_jsonl(args.output)

@@ -33,7 +33,7 @@ class ParsedChunk:
     bad_lines: int  # lines skipped with skip_bad
     lines: int  # lines in the chunk (the next chunk starts at first_line + lines)
     row_lines: list[int] | None = None  # which lines (0-based) hold the rows; None: every line
-    repaired: frozenset[int] = frozenset()  # rows whose invalid UTF-8 or lone surrogate was replaced
+    repaired: frozenset[int] = frozenset()  # rows with U+FFFD for invalid UTF-8 or surrogates
 
     def record_lines(self, chunk: bytes) -> RecordLines:
         return RecordLines(chunk, self.table.num_rows, self.row_lines, self.repaired)

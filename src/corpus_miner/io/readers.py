@@ -122,7 +122,8 @@ def read_documents(inputs, *, text_field: str = "text", id_field: str = "id",
         inputs = [inputs]
     stats = stats if stats is not None else ReadStats()
     reader = _Reader(text_field, id_field, skip_bad, stats, max(1, int(batch_size)), jsonl_lines)
-    batches = (batch for item in inputs for batch in reader.read(item))
+    batches: Iterator[DocumentBatch | LineBatch] = (batch for item in inputs
+                                                    for batch in reader.read(item))
     if prefetch > 0:
         batches = _read_ahead(batches, prefetch)
     yield from batches

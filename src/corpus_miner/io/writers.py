@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from corpus_miner.io.atomic import atomic_path, binary_output, writing_stdout
-from corpus_miner.io.jsonl import JSON_TEXT, is_json_text, json_values, parse_chunk
+from corpus_miner.io.jsonl import JSON_TEXT, RecordLines, is_json_text, json_values, parse_chunk
 from corpus_miner.io.overlap import check_apart
 from corpus_miner.io.readers import DocumentBatch, LineBatch
 from corpus_miner.errors import ParameterError
@@ -121,7 +121,7 @@ def _write_jsonl(items: Iterable, out) -> int:
     rows = 0
     for item in items:
         if isinstance(item, Selection) and item.batch.lines is not None:
-            data, n = _jsonl_as_read(item)
+            data, n = _jsonl_as_read(item, item.batch.lines)
         else:
             data, n = _jsonl_encoded(_table(item))
         if n:
@@ -142,13 +142,13 @@ def _jsonl_encoded(table: pa.Table) -> tuple[bytes, int]:
     return ("\n".join(lines) + "\n").encode("utf-8") if lines else b"", len(lines)
 
 
-def _jsonl_as_read(selection: Selection) -> tuple[bytes, int]:
+def _jsonl_as_read(selection: Selection, record_lines: RecordLines) -> tuple[bytes, int]:
     """The selected records as their lines as read, the added fields inserted before the
     closing brace. A record that reading repaired, or that already has one of the added
     fields, is encoded again instead (with the new values in place)."""
-    record_lines = selection.batch.lines
     lines = record_lines.lines()
-    rows = range(len(lines)) if selection.keep is None else np.flatnonzero(selection.keep)
+    rows = range(len(lines)) if selection.keep is None \
+        else np.flatnonzero(selection.keep).tolist()
     added = selection.added
     records = getattr(selection.batch, "records", None)
     present = records is not None and any(name in records.column_names for name in added)
