@@ -33,8 +33,10 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from data_paths import CORPORA  # noqa: E402
+
 RESULTS = HERE / "results"
-CORPORA = Path(os.environ.get("CORPUS_MINER_CORPORA", "/work/corpora"))
 DEFAULT_CORPORA = ["openjdk-17-doc", "perl-doc", "python3.11-doc", "bible-kjv"]
 SETTINGS = [(20, 10), (5, 10)]
 STAGES = ["word_df", "counting_filter", "candidates", "exact_seeds", "psi_order", "growth",

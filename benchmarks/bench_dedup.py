@@ -1,6 +1,6 @@
 """Speed, memory and index size of LSHBloom vs datasketch, on one core, on the same documents.
 
-Documents: windows of real documentation pages (/work/corpora), normalised and cut to 2,004
+Documents: windows of real documentation pages (benchmarks/data_paths.py), normalised and cut to 2,004
 characters, so each has 2,000 character 5-shingles. Every method runs the full pipeline on them
 (shingle + sketch + index query/insert, in input order):
 - datasketch: MinHash(num_perm).update_batch(shingles) + MinHashLSH(params=(bands, rows))

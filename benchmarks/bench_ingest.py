@@ -26,7 +26,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-CORPORA = Path("/work/corpora")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from data_paths import CORPORA  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results"
 
 CHILD = r'''
@@ -139,7 +140,7 @@ def plot(rows: list[dict], path: Path) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", nargs="+", help="gzipped JSONL file(s) (default: openjdk-17-doc"
-                        " alone, then all corpora in /work/corpora together)")
+                        " alone, then all corpora of CORPUS_MINER_CORPORA together)")
     parser.add_argument("--each", action="store_true",
                         help="measure each --corpus file on its own (one row pair per file)")
     parser.add_argument("--repeats", type=int, default=3)

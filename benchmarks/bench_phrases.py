@@ -40,8 +40,10 @@ import numpy as np
 from corpus_miner.corpus.token_corpus import TOKENIZER
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from data_paths import CORPORA  # noqa: E402
+
 RESULTS = HERE / "results"
-CORPORA = Path(os.environ.get("CORPUS_MINER_CORPORA", "/work/corpora"))
 REAL = ["openjdk-17-doc", "perl-doc", "python3.11-doc", "host-copyright", "postgresql-doc-15",
         "bible-kjv", "ruby3.1-doc", "manpages", "debian-reference-en"]
 SETTINGS = [(20, 10), (3, 5)]  # the article's main setting, and a permissive one

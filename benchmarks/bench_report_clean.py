@@ -31,7 +31,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
-DEFAULT_CORPUS = Path("/work/corpora/openjdk-17-doc.jsonl.gz")
+sys.path.insert(0, str(HERE))
+from data_paths import CORPORA  # noqa: E402
+
+DEFAULT_CORPUS = CORPORA / "openjdk-17-doc.jsonl.gz"
 
 # runs one command and prints {"seconds", "peak_rss_mb"} of that child alone
 _MEASURE = """

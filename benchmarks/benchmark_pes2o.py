@@ -1,6 +1,6 @@
 """LSHBloom vs the distributed MinHashLSH band table on Spark (the seed's peS2o benchmark).
 
-    python benchmarks/benchmark_pes2o.py --input-path /work/data/docs20k --out-dir runs/bench \
+    python benchmarks/benchmark_pes2o.py --input-path data/docs20k --out-dir runs/bench \
         --sizes 10000,20000 --num-perm 128 --num-bands 32 --shingle-size 5 --max-shingles 2048 \
         --master "local[2]" --local-io-mode pyarrow --planted 150
 

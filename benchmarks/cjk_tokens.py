@@ -8,7 +8,7 @@ three phrases covering most tokens at the given sigma/min-length with their leng
 Also the token counts of a few boilerplate sentences in English, Chinese and Japanese (the
 manpages-ja colophon as the corpora have it, and common web banners).
 
-    python benchmarks/cjk_tokens.py --corpus /work/corpora/debian-reference-{zh-cn,ja,en}.jsonl.gz
+    python benchmarks/cjk_tokens.py --corpus data/corpora/debian-reference-{zh-cn,ja,en}.jsonl.gz
     python benchmarks/cjk_tokens.py --corpus ... --sigma 10 --min-length 10
 
 Writes benchmarks/results/cjk_tokens.csv (one row per corpus), cjk_tokens_phrases.csv and

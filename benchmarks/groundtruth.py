@@ -1,4 +1,4 @@
-"""Ground truth for near-duplicate evaluation, built from real documents in /work/corpora.
+"""Ground truth for near-duplicate evaluation, built from real documents (benchmarks/data_paths.py).
 
 Near-duplicates are planted with controlled edits of a real document: word insertions, deletions,
 substitutions (a fraction of the words), truncation (keep a prefix), paragraph moves (move blocks
@@ -18,8 +18,8 @@ import numpy as np
 
 from corpus_miner.dedup import LSHBloom
 from corpus_miner.dedup.shingles import shingle_batch
+from data_paths import corpus_file
 
-CORPORA = Path("/work/corpora")
 EDIT_KINDS = ("insert", "delete", "substitute", "truncate", "move")
 
 
@@ -28,7 +28,7 @@ def load_texts(names, limit_per_corpus=None, min_chars=0, max_chars=None) -> lis
     docs = []
     for name in names:
         kept = 0
-        with gzip.open(CORPORA / f"{name}.jsonl.gz", "rt", encoding="utf-8") as handle:
+        with gzip.open(corpus_file(name), "rt", encoding="utf-8") as handle:
             for line in handle:
                 record = json.loads(line)
                 text = record.get("text") or ""

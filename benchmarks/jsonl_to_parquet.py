@@ -1,7 +1,7 @@
 """Convert JSONL corpora (.jsonl, .gz, .zst) into a folder of Parquet files (id, text) for Spark.
 
-    python benchmarks/jsonl_to_parquet.py /work/corpora/openjdk-17-doc.jsonl.gz -o /work/data/jdk10k
-    python benchmarks/jsonl_to_parquet.py A.jsonl.gz B.jsonl.gz -o /work/data/mix --limit 20000
+    python benchmarks/jsonl_to_parquet.py data/corpora/openjdk-17-doc.jsonl.gz -o data/jdk10k
+    python benchmarks/jsonl_to_parquet.py A.jsonl.gz B.jsonl.gz -o data/mix --limit 20000
 
 Documents keep their input order (file after file) across part-NNNNN.parquet files of
 --rows-per-file rows. With several inputs, ids are prefixed by the input's name ("name:id") so they
