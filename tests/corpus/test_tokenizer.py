@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
-
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -17,6 +12,7 @@ from hypothesis import strategies as st
 from corpus_miner.corpus import TokenIdAssigner, join_tokens, token_spans, tokenize
 from corpus_miner.corpus.tokenizer import needs_separator
 from tests.corpus.reference import SINGLE, lowered_pieces, reference_ids, reference_tokens
+from tests.helpers import run_python
 
 # Characters that stress the rules: case pairs, İ (two-char lowercase), Σ (final sigma), combining
 # marks, digits of several scripts, emoji with modifiers, punctuation and spaces; and the scripts
@@ -187,7 +183,7 @@ def test_lone_surrogate_is_a_separator_in_spans():
 
 def test_kernels_without_jit():
     """The same kernels interpreted by Python (NUMBA_DISABLE_JIT=1) give the same answer."""
-    code = textwrap.dedent("""
+    code = """
         import pyarrow as pa
         from corpus_miner.corpus import TokenIdAssigner, token_spans
         from tests.corpus.reference import reference_ids
@@ -202,13 +198,8 @@ def test_kernels_without_jit():
         assert [list(a) for a in token_spans("ab, C")] == [[0, 4], [2, 5]]
         assert [list(a) for a in token_spans("中文x\\u0301,")] == [[0, 1, 2], [1, 2, 4]]
         print("ok")
-    """)
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    result = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True,
-                            text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "ok"
+    """
+    assert run_python(code, jit=False).strip() == "ok"
 
 
 def test_capacity_arguments_are_checked():

@@ -9,10 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpus_miner.errors import ParameterError
 from corpus_miner.coverage import kernels as kernels
 from corpus_miner.coverage.coverage import Coverage, find_occurrences, phrases_from_texts
+from corpus_miner.errors import ParameterError
 from corpus_miner.phrases.result import PhraseTable
+from tests.helpers import run_python
 from tests.phrases.oracle import brute_force_mcfp
 
 
@@ -216,9 +217,6 @@ print(json.dumps({"numba": type(k.cover_by_windows).__name__,
 def test_kernels_without_jit_match_compiled():
     """NUMBA_DISABLE_JIT=1 runs the kernels as plain Python: same results as compiled."""
     import json
-    import os
-    import subprocess
-    import sys
 
     rng = np.random.default_rng(7)
     docs = [rng.integers(0, 3, size=n).tolist() for n in (9, 0, 12, 7, 11)]
@@ -230,10 +228,7 @@ def test_kernels_without_jit_match_compiled():
     payload = {"t": corpus.tokens.tolist(), "o": corpus.doc_offsets.tolist(),
                "pt": table.tokens.tolist(), "po": table.offsets.tolist(), "skip": skip.tolist(),
                "s": starts, "l": lengths, "r": ranks}
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-    out = subprocess.run([sys.executable, "-c", _PLAIN_SCRIPT, json.dumps(payload)], env=env,
-                         capture_output=True, text=True, check=True, timeout=120)
-    plain = json.loads(out.stdout)
+    plain = json.loads(run_python(_PLAIN_SCRIPT, json.dumps(payload), jit=False))
     assert plain["numba"] == "function"  # really ran without the JIT
     built = kernels.build_window_table(table.tokens, table.offsets, 3,
                                        np.arange(len(table), dtype=np.int64))

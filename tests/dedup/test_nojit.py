@@ -1,9 +1,8 @@
 """The kernels run as plain Python (NUMBA_DISABLE_JIT=1) and give the jitted results."""
 
 import json
-import os
-import subprocess
-import sys
+
+from tests.helpers import run_python
 
 SCRIPT = r"""
 import json, warnings
@@ -34,13 +33,5 @@ print(json.dumps(out))
 """
 
 
-def _run(disable_jit: bool) -> dict:
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1" if disable_jit else "0")
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env,
-                          timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
-
-
 def test_kernels_without_jit_equal_jitted():
-    assert _run(disable_jit=True) == _run(disable_jit=False)
+    assert json.loads(run_python(SCRIPT, jit=False)) == json.loads(run_python(SCRIPT))

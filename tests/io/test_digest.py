@@ -3,9 +3,6 @@ text, of the order or of a document boundary; the kernel equals a plain-Python r
 or not."""
 
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pyarrow as pa
@@ -13,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpus_miner.io.digest import TextsDigest, bytes_hash
+from tests.helpers import run_python
 
 M64 = (1 << 64) - 1
 P1, P2 = 0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F
@@ -85,11 +83,4 @@ def test_kernel_without_jit_equals_jitted():
             "from corpus_miner.io.digest import TextsDigest\n"
             "d = TextsDigest(); d.update(pa.array(['x' * n for n in range(70)]))\n"
             "print(json.dumps(d.value))")
-    values = []
-    for disable in ("1", "0"):
-        env = dict(os.environ, NUMBA_DISABLE_JIT=disable)
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                             timeout=120)
-        assert out.returncode == 0, out.stderr
-        values.append(json.loads(out.stdout))
-    assert values[0] == values[1]
+    assert json.loads(run_python(code, jit=False)) == json.loads(run_python(code))

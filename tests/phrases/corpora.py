@@ -3,8 +3,9 @@ templates (nested and overlapping, several per document, repeated inside one doc
 
 from __future__ import annotations
 
-import numpy as np
 from hypothesis import strategies as st
+
+from tests.helpers import as_arrays
 
 
 @st.composite
@@ -31,8 +32,6 @@ def small_corpora(draw, max_docs: int = 8, max_background: int = 12):
 
 def flatten(docs):
     """docs -> (uint32 tokens, int64 doc_offsets, vocab) as a TokenCorpus holds them."""
-    tokens = np.array([t for doc in docs for t in doc], dtype=np.uint32)
-    offsets = np.zeros(len(docs) + 1, dtype=np.int64)
-    np.cumsum([len(doc) for doc in docs], out=offsets[1:])
+    tokens, offsets = as_arrays(docs)
     vocab = [f"w{i}" for i in range(int(tokens.max()) + 1 if len(tokens) else 0)]
     return tokens, offsets, vocab

@@ -8,19 +8,13 @@ from hypothesis import strategies as st
 
 from corpus_miner import synth
 from corpus_miner.phrases.exact import mine_fhk
+from tests.helpers import encode_words
 
 from .corpora import flatten, small_corpora
 from .oracle import brute_force_mcfp
 
 bloomspan = pytest.importorskip("corpus_miner.phrases.bloomspan",
                                 reason="the BloomSpan miner has not landed yet")
-
-
-def encode(docs):
-    vocab: dict[str, int] = {}
-    ids = [[vocab.setdefault(w, len(vocab)) for w in doc] for doc in docs]
-    tokens, offsets, _ = flatten(ids)
-    return tokens, offsets, list(vocab)
 
 
 def rows(table):
@@ -45,7 +39,7 @@ def test_bloomspan_equals_fhk_equals_oracle(case, filter_bytes):
 @pytest.mark.parametrize("sigma,min_length", [(2, 2), (3, 5), (10, 4), (6, 8)])
 def test_bloomspan_equals_fhk_on_dense_nested_overlaps(sigma, min_length):
     docs = synth.synthetic2(60, words_per_doc=40, family_length=24, windows_per_doc=8, seed=3)
-    tokens, offsets, vocab = encode(docs)
+    tokens, offsets, vocab = encode_words(docs)
     exact, _ = mine_fhk(tokens, offsets, sigma, min_length, vocab)
     fast, _ = bloomspan.mine_bloomspan(tokens, offsets, sigma, min_length, vocab)
     assert len(exact) > 0
@@ -55,7 +49,7 @@ def test_bloomspan_equals_fhk_on_dense_nested_overlaps(sigma, min_length):
 @pytest.mark.parametrize("sigma,min_length", [(3, 2), (5, 6), (20, 10)])
 def test_bloomspan_equals_fhk_on_web_like_pages(sigma, min_length):
     docs = synth.web(300, n_sites=8, vocabulary=2000, mean_body_words=60, seed=5)
-    tokens, offsets, vocab = encode(docs)
+    tokens, offsets, vocab = encode_words(docs)
     exact, _ = mine_fhk(tokens, offsets, sigma, min_length, vocab)
     fast, _ = bloomspan.mine_bloomspan(tokens, offsets, sigma, min_length, vocab)
     assert len(exact) > 0
@@ -64,7 +58,7 @@ def test_bloomspan_equals_fhk_on_web_like_pages(sigma, min_length):
 
 def test_bloomspan_and_fhk_find_the_synthetic1_answer():
     docs = synth.synthetic1(30, words_per_doc=200, seed=11)
-    tokens, offsets, vocab = encode(docs)
+    tokens, offsets, vocab = encode_words(docs)
     expected = [("another unique phrase for testing", 5, 5), ("this is the first test sentence", 3, 3),
                 ("a third sentence", 4, 4)]
     for miner in (mine_fhk, bloomspan.mine_bloomspan):

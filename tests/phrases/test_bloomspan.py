@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +12,7 @@ from hypothesis import strategies as st
 
 from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.phrases.bloomspan import KEY_LAYOUTS, default_filter_bytes, mine_bloomspan
+from tests.helpers import as_arrays, run_python, word_ids
 from tests.phrases.oracle import brute_force_mcfp
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,26 +21,6 @@ TOY = ["new laptop acer swift free shipping on orders over 50 dollars",
        "case for iphone 15 free shipping on orders over 50 dollars",
        "free shipping on orders over 50 dollars sony headphones",
        "sony headphones wh 1000 free shipping"]
-
-
-def encode(texts):
-    vocab, ids, docs = [], {}, []
-    for text in texts:
-        doc = []
-        for word in text.split():
-            if word not in ids:
-                ids[word] = len(vocab)
-                vocab.append(word)
-            doc.append(ids[word])
-        docs.append(doc)
-    return docs, vocab
-
-
-def arrays(docs):
-    tokens = np.array([t for d in docs for t in d], dtype=np.uint32)
-    offsets = np.zeros(len(docs) + 1, dtype=np.int64)
-    np.cumsum([len(d) for d in docs], out=offsets[1:])
-    return tokens, offsets
 
 
 @st.composite
@@ -79,7 +56,7 @@ def planted_corpora(draw):
        st.sampled_from(KEY_LAYOUTS))
 def test_matches_brute_force(case, filter_bytes, num_hashes, key_layout):
     docs, alphabet, sigma, min_length = case
-    tokens, offsets = arrays(docs)
+    tokens, offsets = as_arrays(docs)
     table, stats = mine_bloomspan(tokens, offsets, sigma, min_length,
                                   [str(i) for i in range(alphabet)], filter_bytes=filter_bytes,
                                   num_hashes=num_hashes, key_layout=key_layout)
@@ -94,7 +71,7 @@ def test_equals_fhk(case):
     from corpus_miner.phrases.exact import mine_fhk
 
     docs, alphabet, sigma, min_length = case
-    tokens, offsets = arrays(docs)
+    tokens, offsets = as_arrays(docs)
     vocab = [str(i) for i in range(alphabet)]
     ours, _ = mine_bloomspan(tokens, offsets, sigma, min_length, vocab)
     theirs, _ = mine_fhk(tokens, offsets, sigma, min_length, vocab)
@@ -110,7 +87,7 @@ def test_suffix_array_path_for_every_seed_matches_brute_force(case, key_layout):
     import corpus_miner.phrases.bloomspan as bloomspan
 
     docs, alphabet, sigma, min_length = case
-    tokens, offsets = arrays(docs)
+    tokens, offsets = as_arrays(docs)
     vocab = [str(i) for i in range(alphabet)]
     grown, grown_stats = mine_bloomspan(tokens, offsets, sigma, min_length, vocab)
     with pytest.MonkeyPatch.context() as patch:
@@ -129,8 +106,8 @@ def test_suffix_array_path_for_every_seed_matches_brute_force(case, key_layout):
 
 
 def test_article_toy_example():
-    docs, vocab = encode(TOY)
-    tokens, offsets = arrays(docs)
+    docs, vocab = word_ids(TOY)
+    tokens, offsets = as_arrays(docs)
     table, stats = mine_bloomspan(tokens, offsets, 3, 2, vocab)
     assert list(table.rows()) == [{"phrase": "free shipping on orders over 50 dollars",
                                    "length": 7, "df": 3, "occurrences": 3}]
@@ -148,8 +125,8 @@ def test_inner_seeds_of_an_earlier_batch_find_are_skipped_by_the_dead_mask(monke
     import corpus_miner.phrases.growth as growth
 
     monkeypatch.setattr(growth, "SEEDS_PER_BATCH", 1)
-    docs, vocab = encode(TOY)
-    tokens, offsets = arrays(docs)
+    docs, vocab = word_ids(TOY)
+    tokens, offsets = as_arrays(docs)
     table, stats = mine_bloomspan(tokens, offsets, 3, 2, vocab)
     assert len(table) == 1 and stats["seeds"] == 6 and stats["seeds_skipped_by_mask"] == 5
 
@@ -166,8 +143,8 @@ def test_synthetic1_known_answer():
         for d in rng.choice(n_docs, size=support, replace=False):
             at = int(rng.integers(0, len(background[d]) + 1))
             background[d][at:at] = text.split()
-    docs, vocab = encode(" ".join(b) for b in background)
-    tokens, offsets = arrays(docs)
+    docs, vocab = word_ids(" ".join(b) for b in background)
+    tokens, offsets = as_arrays(docs)
     table, stats = mine_bloomspan(tokens, offsets, 3, 2, vocab)
     assert {(r["phrase"], r["df"]) for r in table.rows()} == {(t, s) for t, s in phrases}
     assert stats["share_after_word_filter"] < 0.01
@@ -175,14 +152,14 @@ def test_synthetic1_known_answer():
 
 def test_repeats_inside_one_document_do_not_count_as_support():
     docs = [[1, 2, 3] * 10, [1, 2, 3], [4, 5, 6]]
-    tokens, offsets = arrays(docs)
+    tokens, offsets = as_arrays(docs)
     table, _ = mine_bloomspan(tokens, offsets, 2, 2, [str(i) for i in range(7)])
     assert table.key_set() == {((1, 2, 3), 2, 11)}
 
 
 def test_sigma_above_documents_is_a_reported_empty_answer():
-    docs, vocab = encode(TOY)
-    tokens, offsets = arrays(docs)
+    docs, vocab = word_ids(TOY)
+    tokens, offsets = as_arrays(docs)
     table, stats = mine_bloomspan(tokens, offsets, 5, 2, vocab)
     assert len(table) == 0 and "exceeds the 4 documents" in stats["note"]
     table, stats = mine_bloomspan(np.zeros(0, np.uint32), np.zeros(1, np.int64), 2, 2, [])
@@ -192,8 +169,8 @@ def test_sigma_above_documents_is_a_reported_empty_answer():
 
 
 def test_stats_are_complete_and_consistent():
-    docs, vocab = encode(TOY * 3)
-    tokens, offsets = arrays(docs)
+    docs, vocab = word_ids(TOY * 3)
+    tokens, offsets = as_arrays(docs)
     _, stats = mine_bloomspan(tokens, offsets, 3, 2, vocab)
     for key in ("tokens", "documents", "bigrams", "candidates_after_word_filter",
                 "share_after_word_filter", "candidates_after_counting_filter",
@@ -212,8 +189,8 @@ def test_stats_are_complete_and_consistent():
     (dict(filter_bytes=10), "filter_bytes=10"), (dict(filter_bytes=1 << 40), "filter_bytes="),
     (dict(num_hashes=0), "num_hashes=0"), (dict(num_hashes=9), "num_hashes=9")])
 def test_parameter_errors(kwargs, message):
-    docs, vocab = encode(TOY)
-    tokens, offsets = arrays(docs)
+    docs, vocab = word_ids(TOY)
+    tokens, offsets = as_arrays(docs)
     args = dict(sigma=3, min_length=2) | kwargs
     with pytest.raises(ParameterError, match=message.replace(".", r"\.")):
         mine_bloomspan(tokens, offsets, args.pop("sigma"), args.pop("min_length"), vocab, **args)
@@ -245,7 +222,7 @@ def test_periodic_runs_do_not_rescan_the_run_at_every_occurrence(period):
 
     run = [w % period for w in range(1500)]
     docs = [run, [9] + run[:1000] + [8], run[:1200]]
-    tokens, offsets = arrays(docs)
+    tokens, offsets = as_arrays(docs)
     vocab = [str(i) for i in range(10)]
     ours, stats = mine_bloomspan(tokens, offsets, 2, 3, vocab)
     theirs, _ = mine_fhk(tokens, offsets, 2, 3, vocab)
@@ -260,7 +237,7 @@ def test_long_periodic_runs_go_to_the_suffix_array_path():
     from corpus_miner.phrases.exact import mine_fhk
 
     docs = [[0] * 20_000, [9] + [0] * 12_000 + [8], [0] * 15_000 + [1, 2, 3] * 400]
-    tokens, offsets = arrays(docs)
+    tokens, offsets = as_arrays(docs)
     vocab = [str(i) for i in range(10)]
     ours, stats = mine_bloomspan(tokens, offsets, 2, 3, vocab)
     theirs, _ = mine_fhk(tokens, offsets, 2, 3, vocab)
@@ -277,7 +254,7 @@ def test_seed_too_big_for_a_suffix_array_grows_depth_first_after_all(monkeypatch
     import corpus_miner.phrases.seed_suffix_array as seed_suffix_array
 
     docs = [[0, 1] * 40, [2] + [0, 1] * 25 + [2], [1, 0] * 30 + [3], [0, 1, 2, 3] * 5]
-    tokens, offsets = arrays(docs)
+    tokens, offsets = as_arrays(docs)
     monkeypatch.setattr(bloomspan, "GROWTH_BUDGET_PER_OCCURRENCE", 0)
     monkeypatch.setattr(bloomspan, "GROWTH_BUDGET_FLOOR", 0)
     monkeypatch.setattr(seed_suffix_array, "MAX_TEXT_LENGTH", 0)
@@ -288,18 +265,17 @@ def test_seed_too_big_for_a_suffix_array_grows_depth_first_after_all(monkeypatch
 
 def test_periodic_run_matches_brute_force():
     docs = [[0, 1] * 40, [2] + [0, 1] * 25 + [2], [1, 0] * 30 + [3]]
-    tokens, offsets = arrays(docs)
+    tokens, offsets = as_arrays(docs)
     table, _ = mine_bloomspan(tokens, offsets, 2, 3, ["a", "b", "c", "d"])
     assert table.key_set() == brute_force_mcfp(docs, 2, 3)
 
 
 def test_kernels_without_jit():
     """The same kernels run as plain Python (NUMBA_DISABLE_JIT=1) give the oracle's answer."""
-    script = textwrap.dedent("""
-        import warnings, numpy as np, sys
+    script = """
+        import warnings, numpy as np
         warnings.simplefilter("ignore")
-        sys.path.insert(0, "tests/phrases")
-        from oracle import brute_force_mcfp
+        from tests.phrases.oracle import brute_force_mcfp
         from corpus_miner.phrases.bloomspan import mine_bloomspan
         rng = np.random.default_rng(3)
         for trial in range(25):
@@ -310,17 +286,14 @@ def test_kernels_without_jit():
                                       key_layout=("packed", "unpacked")[trial % 2])
             assert table.key_set() == brute_force_mcfp(docs, 2, 2), (docs, table.key_set())
         print("ok")
-    """)
-    done = subprocess.run([sys.executable, "-c", script], env=dict(os.environ, NUMBA_DISABLE_JIT="1"),
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "ok"
+    """
+    assert run_python(script, jit=False).strip() == "ok"
 
 
 def test_answer_and_stats_do_not_depend_on_the_thread_count():
     """Every stage runs on numba.get_num_threads() threads; rows and every count in the stats
     are the same with 1 and 3 threads (small batches, so that many batches and slices run)."""
-    script = textwrap.dedent("""
+    script = """
         import hashlib, json, numpy as np
         import corpus_miner.phrases.growth as growth
         import corpus_miner.phrases.seeds as seeds
@@ -341,13 +314,8 @@ def test_answer_and_stats_do_not_depend_on_the_thread_count():
             rows = hashlib.sha256(json.dumps(list(table.rows())).encode()).hexdigest()
             out[f"{sigma}/{min_length}"] = [rows, stats]
         print(json.dumps(out, sort_keys=True))
-    """)
-    results = []
-    for threads in ("1", "3"):
-        done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
-                              text=True, timeout=300,
-                              env=dict(os.environ, NUMBA_NUM_THREADS=threads))
-        assert done.returncode == 0, done.stderr[-2000:]
-        results.append(json.loads(done.stdout))
+    """
+    results = [json.loads(run_python(script, NUMBA_NUM_THREADS=threads))
+               for threads in ("1", "3")]
     assert results[0] == results[1]
     assert all(stats["phrases"] > 0 and stats["seeds"] > 64 for _, stats in results[0].values())

@@ -9,12 +9,13 @@ import pytest
 
 from corpus_miner.errors import InputError, NotFittedError, ParameterError
 from corpus_miner.phrases import BloomSpan, PhraseTable
-from tests.phrases.test_bloomspan import TOY, arrays, encode
+from tests.helpers import as_arrays, word_ids
+from tests.phrases.test_bloomspan import TOY
 
 
 def toy_corpus(repeat=1):
-    docs, vocab = encode(TOY * repeat)
-    tokens, offsets = arrays(docs)
+    docs, vocab = word_ids(TOY * repeat)
+    tokens, offsets = as_arrays(docs)
     return SimpleNamespace(tokens=tokens, doc_offsets=offsets, vocab=vocab)
 
 
@@ -97,7 +98,7 @@ def dense_corpus():
                             max_window=40, seed=2)
     vocab = sorted({w for d in docs for w in d})
     ids = {w: i for i, w in enumerate(vocab)}
-    tokens, offsets = arrays([[ids[w] for w in d] for d in docs])
+    tokens, offsets = as_arrays([[ids[w] for w in d] for d in docs])
     return SimpleNamespace(tokens=tokens, doc_offsets=offsets, vocab=vocab)
 
 

@@ -1,9 +1,5 @@
 """FHK (suffix array + LCP intervals) against the brute-force oracle and naive references."""
 
-import os
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -18,6 +14,7 @@ from corpus_miner.phrases.suffix_array import (
     lcp_array,
     suffix_array,
 )
+from tests.helpers import run_python
 
 from .corpora import flatten, small_corpora
 from .oracle import brute_force_mcfp
@@ -174,7 +171,7 @@ def test_progress_callback_sees_every_stage():
 
 def test_kernels_agree_with_oracle_without_jit():
     """The same kernels interpreted as plain Python (NUMBA_DISABLE_JIT=1) in a fresh process."""
-    script = textwrap.dedent("""
+    script = """
         import numpy as np
         from corpus_miner.phrases.exact import mine_fhk
         from tests.phrases.oracle import brute_force_mcfp
@@ -186,10 +183,5 @@ def test_kernels_agree_with_oracle_without_jit():
             table, _ = mine_fhk(tokens, offsets, 2, 2, ["a", "b", "c"])
             assert table.key_set() == brute_force_mcfp(docs, 2, 2), docs
         print("agree")
-    """)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1", PYTHONPATH=root)
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
-                          timeout=120, cwd=root)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "agree"
+    """
+    assert run_python(script, jit=False).strip() == "agree"

@@ -1,5 +1,7 @@
 """The oracle itself, on examples small enough to check by hand (the article's included)."""
 
+from tests.helpers import word_ids
+
 from .oracle import brute_force_mcfp, substring_support
 
 TOY = [
@@ -10,31 +12,25 @@ TOY = [
 ]
 
 
-def encode(texts):
-    vocab: dict[str, int] = {}
-    docs = [[vocab.setdefault(w, len(vocab)) for w in text.split()] for text in texts]
-    return docs, {i: w for w, i in vocab.items()}
-
-
 def as_text(answer, inverse):
     return {(" ".join(inverse[t] for t in ids), df, occ) for ids, df, occ in answer}
 
 
 def test_article_toy_example_sigma_3():
-    docs, inverse = encode(TOY)
+    docs, inverse = word_ids(TOY)
     assert as_text(brute_force_mcfp(docs, 3, 2), inverse) == {
         ("free shipping on orders over 50 dollars", 3, 3)}
 
 
 def test_article_toy_example_sigma_2_adds_sony_headphones():
-    docs, inverse = encode(TOY)
+    docs, inverse = word_ids(TOY)
     # "free shipping" (df 4) stays inside the longer phrase; "sony headphones" reaches df 2.
     assert as_text(brute_force_mcfp(docs, 2, 2), inverse) == {
         ("free shipping on orders over 50 dollars", 3, 3), ("sony headphones", 2, 2)}
 
 
 def test_article_suffix_array_example():
-    docs, inverse = encode(["A B C D", "X A B C", "A B C Y"])
+    docs, inverse = word_ids(["A B C D", "X A B C", "A B C Y"])
     assert as_text(brute_force_mcfp(docs, 3, 2), inverse) == {("A B C", 3, 3)}
     # "B C" has the same support but is a piece of "A B C", so it is not maximal.
     assert as_text(brute_force_mcfp(docs, 3, 1), inverse) == {("A B C", 3, 3)}

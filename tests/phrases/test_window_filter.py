@@ -8,7 +8,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from corpus_miner._numba.bitmask import bit_get, bitmask_count, bitmask_new
+from corpus_miner._numba.bitmask import bit_get, bitmask_count
 from corpus_miner._numba.hashing import splitmix64, window_hash
 from corpus_miner.phrases import window_filter as wf
 from corpus_miner.phrases.doc_index import doc_block_shift, doc_block_table

@@ -6,25 +6,17 @@ import os
 import stat
 from collections import Counter
 
-import numpy as np
 import pytest
 
 from corpus_miner import synth
 from corpus_miner.cli import main
 from corpus_miner.errors import ParameterError
 from corpus_miner.phrases.exact import mine_fhk
-
-
-def encode(docs):
-    vocab: dict[str, int] = {}
-    ids = [vocab.setdefault(w, len(vocab)) for doc in docs for w in doc]
-    offsets = np.zeros(len(docs) + 1, dtype=np.int64)
-    np.cumsum([len(doc) for doc in docs], out=offsets[1:])
-    return np.array(ids, dtype=np.uint32), offsets, list(vocab)
+from tests.helpers import encode_words
 
 
 def answer(docs, sigma, min_length):
-    tokens, offsets, vocab = encode(docs)
+    tokens, offsets, vocab = encode_words(docs)
     table, _ = mine_fhk(tokens, offsets, sigma, min_length, vocab)
     return [(table.text(i), int(table.df[i]), int(table.occurrences[i])) for i in range(len(table))]
 

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import re
-import subprocess
-import sys
-import textwrap
 from collections import Counter
 
 import numpy as np
@@ -25,6 +21,7 @@ from corpus_miner.io import read_documents
 from corpus_miner.synth import web_pages as w
 from corpus_miner.synth import web_render as wk
 from corpus_miner.synth import web_world
+from tests.helpers import run_python
 from tests.synth.test_article import answer
 
 SMALL = w.WebParams(n_sites=6, vocabulary=3000, mean_body_words=120, repost_share=0.2, seed=3)
@@ -145,23 +142,15 @@ def test_render_equals_plain_python():
 
 def test_same_pages_without_jit(tmp_path):
     """The renderer interpreted by Python (NUMBA_DISABLE_JIT=1) writes the same bytes."""
-    code = textwrap.dedent("""
+    code = """
         import hashlib, sys
         from corpus_miner.synth import web_pages as w
         world = w.WebWorld(w.WebParams(n_sites=4, vocabulary=500, mean_body_words=40,
                                        repost_share=0.2, seed=1))
         table = w.block_table(world, w.generate_block(world, 0, 30))
         print(hashlib.sha256("\\x00".join(table.column("text").to_pylist()).encode()).hexdigest())
-    """)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    digests = []
-    for disable in ("0", "1"):
-        env = dict(os.environ, NUMBA_DISABLE_JIT=disable)
-        result = subprocess.run([sys.executable, "-c", code], env=env, cwd=root,
-                                capture_output=True, text=True, timeout=300)
-        assert result.returncode == 0, result.stderr
-        digests.append(result.stdout.strip())
-    assert digests[0] == digests[1]
+    """
+    assert run_python(code, jit=False) == run_python(code)
 
 
 @pytest.mark.parametrize("name", ["web.jsonl", "web.jsonl.gz", "web.parquet", "parts"])
