@@ -67,8 +67,13 @@ def run_stats(args: argparse.Namespace) -> int:
 
 
 def run_tokenize(args: argparse.Namespace) -> int:
-    corpus, seconds = _measure(args)
-    corpus.save(args.output)
+    from corpus_miner.corpus.build import save_corpus
+
+    start = time.perf_counter()
+    # streamed into the folder: memory does not grow with the corpus
+    corpus = save_corpus(args.inputs, args.output, text_field=args.text_field,
+                         id_field=args.id_field, skip_bad=args.skip_bad, progress=True)
+    seconds = time.perf_counter() - start
     print_summary(f"tokenized into {args.output}", documents=corpus.n_docs,
                   tokens=corpus.n_tokens, vocabulary=corpus.n_vocab, seconds=seconds)
     return 0

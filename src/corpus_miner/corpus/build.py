@@ -1,4 +1,9 @@
-"""load_corpus: documents in, TokenCorpus out, one batch at a time."""
+"""load_corpus and save_corpus: documents in, tokens out, one block of batches at a time.
+
+Both run the ParallelTokenizer over the readers' batches (read ahead on a thread of their own):
+load_corpus gathers the ids in memory, save_corpus streams them into a saved corpus folder, so
+its memory does not grow with the corpus (only the vocabulary and the read-ahead do).
+"""
 
 from __future__ import annotations
 
@@ -6,44 +11,100 @@ import os
 import sys
 from contextlib import nullcontext
 from pathlib import Path
+from typing import Iterator
+
+import numpy as np
 
 from corpus_miner.io.artefact import is_saved_corpus
 from corpus_miner.io.readers import DEFAULT_BATCH_BYTES, STDIN, ReadStats, read_documents
 from corpus_miner.io.strings import StringList
-from corpus_miner.corpus.token_corpus import TokenCorpus
-from corpus_miner.corpus.tokenizer import TokenIdAssigner
+from corpus_miner.corpus.parallel import ParallelTokenizer, TokenizedBlock
+from corpus_miner.corpus.token_corpus import TokenCorpus, corpus_writer
+from corpus_miner.corpus.tokenizer import resized
+
+_READ_AHEAD = 4  # batches; reading overlaps tokenizing
 
 
 def load_corpus(inputs, *, text_field: str = "text", id_field: str = "id", skip_bad: bool = False,
-                progress: bool = False, batch_size: int = DEFAULT_BATCH_BYTES) -> TokenCorpus:
+                progress: bool = False, batch_size: int = DEFAULT_BATCH_BYTES,
+                threads: int | None = None) -> TokenCorpus:
     """Read and tokenize documents; a single saved corpus folder is loaded (memory-mapped) instead.
 
-    Memory: 4 bytes per token (plus growth slack) + the vocabulary + one input batch.
-    progress=True shows a progress bar on stderr when it is a terminal.
+    Memory: 4 bytes per token (plus growth slack) + the vocabulary + a few input batches.
+    progress=True shows a progress bar on stderr when it is a terminal. threads: tokenizing
+    threads (default: every core this process may use); the ids do not depend on it.
     """
-    if isinstance(inputs, (str, os.PathLike)):
-        inputs = [inputs]
-    inputs = list(inputs)
-    if len(inputs) == 1 and str(inputs[0]) != STDIN and is_saved_corpus(inputs[0]):
+    inputs = _as_list(inputs)
+    if _is_one_saved_corpus(inputs):
         return TokenCorpus.load(inputs[0])
     stats = ReadStats()
-    assigner = TokenIdAssigner()
+    tokenizer = ParallelTokenizer(threads)
+    tokens = np.zeros(1 << 16, dtype=np.uint32)
+    doc_offsets = np.zeros(1 << 10, dtype=np.int64)
+    n_tokens = n_docs = 0
     id_arrays = []
-    bar = _progress_bar(inputs) if progress and sys.stderr.isatty() else None
+    for block in _tokenized(inputs, tokenizer, stats, progress, text_field=text_field,
+                            id_field=id_field, skip_bad=skip_bad, batch_size=batch_size):
+        n, d = len(block.tokens), len(block.doc_offsets) - 1
+        if n_tokens + n > len(tokens):
+            tokens = resized(tokens, max(n_tokens + n, len(tokens) * 3 // 2))
+        if n_docs + d + 1 > len(doc_offsets):
+            doc_offsets = resized(doc_offsets, max(n_docs + d + 1, len(doc_offsets) * 3 // 2))
+        tokens[n_tokens:n_tokens + n] = block.tokens
+        doc_offsets[n_docs + 1:n_docs + d + 1] = block.doc_offsets[1:] + n_tokens
+        n_tokens += n
+        n_docs += d
+        id_arrays += [batch.ids for batch in block.batches]
+    return TokenCorpus(resized(tokens, n_tokens), resized(doc_offsets, n_docs + 1),
+                       StringList.from_arrow(id_arrays), tokenizer.vocabulary.strings(), stats)
+
+
+def save_corpus(inputs, output, *, text_field: str = "text", id_field: str = "id",
+                skip_bad: bool = False, progress: bool = False,
+                batch_size: int = DEFAULT_BATCH_BYTES, threads: int | None = None) -> TokenCorpus:
+    """Read and tokenize documents straight into a saved corpus folder `output` (written
+    atomically); returns the saved corpus, memory-mapped. Same folder as
+    `load_corpus(...).save(output)`, but memory stays bounded by the vocabulary and a few
+    batches instead of growing with the corpus. A single saved corpus folder is copied."""
+    inputs = _as_list(inputs)
+    if _is_one_saved_corpus(inputs):
+        TokenCorpus.load(inputs[0]).save(output)
+        return TokenCorpus.load(output)
+    stats = ReadStats()
+    tokenizer = ParallelTokenizer(threads)
+    with corpus_writer(output) as writer:
+        for block in _tokenized(inputs, tokenizer, stats, progress, text_field=text_field,
+                                id_field=id_field, skip_bad=skip_bad, batch_size=batch_size):
+            writer.add_documents(block.tokens, block.doc_offsets,
+                                 StringList.from_arrow(batch.ids for batch in block.batches))
+        writer.finish(tokenizer.vocabulary.strings(), stats)
+    return TokenCorpus.load(output)
+
+
+def _as_list(inputs) -> list:
+    return [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
+
+
+def _is_one_saved_corpus(inputs: list) -> bool:
+    return len(inputs) == 1 and str(inputs[0]) != STDIN and is_saved_corpus(inputs[0])
+
+
+def _tokenized(inputs: list, tokenizer: ParallelTokenizer, stats: ReadStats, progress: bool,
+               **read_options) -> Iterator[TokenizedBlock]:
+    batches = read_documents(inputs, stats=stats, prefetch=_READ_AHEAD, **read_options)
+    bar = _progress_bar() if progress and sys.stderr.isatty() else None
     with bar or nullcontext():
         task = bar.add_task("tokenizing", total=_total_input_bytes(inputs)) if bar else None
-        for batch in read_documents(inputs, text_field=text_field, id_field=id_field,
-                                    skip_bad=skip_bad, stats=stats, batch_size=batch_size):
-            assigner.add_texts(batch.texts)
-            id_arrays.append(batch.ids)
+        tokens = 0
+        for block in tokenizer.run(batches):
+            yield block
+            tokens += len(block.tokens)
             if bar is not None:
                 bar.update(task, completed=stats.input_bytes,
-                           description=f"{stats.documents:,} docs, {assigner.n_tokens:,} tokens")
-    tokens, doc_offsets, vocab = assigner.finish()
-    return TokenCorpus(tokens, doc_offsets, StringList.from_arrow(id_arrays), vocab, stats)
+                           description=f"{stats.documents:,} docs, {tokens:,} tokens")
 
 
-def _progress_bar(inputs):
+def _progress_bar():
     from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
                                TimeRemainingColumn)
 

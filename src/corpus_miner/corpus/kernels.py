@@ -65,7 +65,7 @@ def _slot_of(h, mask):
     return np.int64((h ^ (h >> np.uint64(29))) & np.uint64(mask))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
                    tokens, doc_token_ends, table, vocab_hash, vocab_offsets, vocab_bytes):
     """Tokenize documents state[DOC] .. doc_end-1 of one batch; resumable, see module doc.
@@ -219,7 +219,7 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
     state[STATUS] = status
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def rehash(vocab_hash, n_vocab, table):
     """Fill `table` (all -1, power-of-two size) with ids 0..n_vocab-1 by their stored hashes."""
     mask = table.shape[0] - 1
@@ -228,6 +228,58 @@ def rehash(vocab_hash, n_vocab, table):
         while table[slot] >= 0:
             slot = (slot + 1) & mask
         table[slot] = tid
+
+
+@njit(cache=True, nogil=True)
+def merge_vocab(local_hash, local_offsets, local_bytes, state, table, vocab_hash, vocab_offsets,
+                vocab_bytes, mapping):
+    """Add a local vocabulary (entries in their order) to the global one; mapping[i] = the
+    global id of local entry i. Entries new to the global vocabulary get the next ids in local
+    order, so merging the local vocabularies of consecutive blocks in block order gives ids in
+    order of first appearance over all blocks, as one scan would.
+
+    state: [n_vocab, bytes used] of the global vocabulary. The caller makes room first: the
+    table stays under half full and every buffer takes all the local entries."""
+    mask = table.shape[0] - 1
+    n_vocab = state[0]
+    used = state[1]
+    for i in range(local_offsets.shape[0] - 1):
+        h = local_hash[i]
+        lo = local_offsets[i]
+        n_bytes = local_offsets[i + 1] - lo
+        slot = _slot_of(h, mask)
+        while True:
+            tid = table[slot]
+            if tid < 0:
+                tid = n_vocab
+                table[slot] = tid
+                vocab_hash[tid] = h
+                vocab_bytes[used:used + n_bytes] = local_bytes[lo:lo + n_bytes]
+                used += n_bytes
+                vocab_offsets[tid + 1] = used
+                n_vocab += 1
+                break
+            if vocab_hash[tid] == h:
+                start = vocab_offsets[tid]
+                if vocab_offsets[tid + 1] - start == n_bytes:
+                    same = True
+                    for k in range(n_bytes):
+                        if vocab_bytes[start + k] != local_bytes[lo + k]:
+                            same = False
+                            break
+                    if same:
+                        break
+            slot = (slot + 1) & mask
+        mapping[i] = tid
+    state[0] = n_vocab
+    state[1] = used
+
+
+@njit(cache=True, nogil=True)
+def remap_ids(local_ids, mapping, out):
+    """out[i] = mapping[local_ids[i]]: local token ids to global ones."""
+    for i in range(local_ids.shape[0]):
+        out[i] = mapping[local_ids[i]]
 
 
 @njit(cache=True)

@@ -14,14 +14,16 @@ tokenizing again is fast, and their tokens may follow an older token rule.
 
 from __future__ import annotations
 
+import contextlib
 import unicodedata
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
-from corpus_miner.io.artefact import TOKEN_CORPUS_FORMAT, Artefact, open_artefact, save_artefact
+from corpus_miner.io.artefact import (TOKEN_CORPUS_FORMAT, Artefact, ArtefactWriter, open_artefact,
+                                      write_artefact)
 from corpus_miner.io.readers import ReadStats
 from corpus_miner.io.strings import StringList
 
@@ -94,21 +96,10 @@ class TokenCorpus:
     # -- persistence -------------------------------------------------------------------------
     def save(self, path) -> Path:
         """Write the corpus folder atomically (a crash never leaves a half-written folder)."""
-        vocab = _as_string_list(self.vocab)
-        doc_ids = _as_string_list(self.doc_ids)
-        arrays = {
-            "tokens.bin": self.tokens, "doc_offsets.bin": self.doc_offsets,
-            "vocab_offsets.bin": vocab.offsets, "vocab_bytes.bin": vocab.data,
-            "doc_id_offsets.bin": doc_ids.offsets, "doc_id_bytes.bin": doc_ids.data,
-        }
-        described = {
-            "n_docs": self.n_docs, "n_tokens": self.n_tokens, "n_vocab": len(vocab),
-            "tokenizer": TOKENIZER, "unicode_version": unicodedata.unidata_version,
-            "read_stats": self.read_stats.as_dict() if self.read_stats else None,
-        }
-        return save_artefact(path, FORMAT_NAME, FORMAT_VERSION, described,
-                             {name: np.asarray(arrays[name], dtype)
-                              for name, dtype in _ARRAYS.items()})
+        with corpus_writer(path) as writer:
+            writer.add_documents(self.tokens, self.doc_offsets, _as_string_list(self.doc_ids))
+            writer.finish(_as_string_list(self.vocab), self.read_stats)
+        return Path(path)
 
     @classmethod
     def load(cls, path, mmap: bool = True, verify: bool = False) -> "TokenCorpus":
@@ -138,6 +129,61 @@ class TokenCorpus:
                    StringList(arrays["doc_id_offsets"], arrays["doc_id_bytes"]),
                    StringList(arrays["vocab_offsets"], arrays["vocab_bytes"]),
                    _read_stats(saved.metadata.get("read_stats")))
+
+
+class TokenCorpusWriter:
+    """Writes a corpus folder document batch by document batch, so that a corpus larger than
+    memory can be saved as it is tokenized: `add_documents` for each batch in order, then
+    `finish` with the vocabulary. Use it through `corpus_writer`."""
+
+    def __init__(self, artefact: ArtefactWriter):
+        self._artefact = artefact
+        self._writers = {name: artefact.array_writer(name, dtype)
+                         for name, dtype in _ARRAYS.items() if not name.startswith("vocab_")}
+        self._writers["doc_offsets.bin"].write(np.zeros(1, np.int64))
+        self._writers["doc_id_offsets.bin"].write(np.zeros(1, np.int64))
+        self.n_docs = 0
+        self.n_tokens = 0
+        self._id_bytes = 0
+        self._finished = False
+
+    def add_documents(self, tokens: np.ndarray, doc_offsets: np.ndarray, doc_ids: StringList):
+        """The next documents: their tokens, their offsets into `tokens` (documents + 1, from
+        0) and their ids."""
+        if len(doc_ids) != len(doc_offsets) - 1:
+            raise ValueError(f"{len(doc_ids)} ids for {len(doc_offsets) - 1} documents")
+        doc_offsets = np.asarray(doc_offsets, dtype=np.int64)
+        self._writers["tokens.bin"].write(tokens)
+        self._writers["doc_offsets.bin"].write(doc_offsets[1:] + self.n_tokens)
+        id_offsets = doc_ids.offsets
+        self._writers["doc_id_offsets.bin"].write(id_offsets[1:] - id_offsets[0] + self._id_bytes)
+        self._writers["doc_id_bytes.bin"].write(doc_ids.data[id_offsets[0]:id_offsets[-1]])
+        self.n_docs += len(doc_ids)
+        self.n_tokens += int(doc_offsets[-1])
+        self._id_bytes += int(id_offsets[-1] - id_offsets[0])
+
+    def finish(self, vocab: StringList, read_stats: ReadStats | None = None) -> None:
+        """The vocabulary and the fields of metadata.json, after the last documents."""
+        self._artefact.add_array("vocab_offsets.bin", np.asarray(vocab.offsets, _ARRAYS[
+            "vocab_offsets.bin"]))
+        self._artefact.add_array("vocab_bytes.bin", np.asarray(vocab.data, _ARRAYS[
+            "vocab_bytes.bin"]))
+        self._artefact.fields.update({
+            "n_docs": self.n_docs, "n_tokens": self.n_tokens, "n_vocab": len(vocab),
+            "tokenizer": TOKENIZER, "unicode_version": unicodedata.unidata_version,
+            "read_stats": read_stats.as_dict() if read_stats else None})
+        self._finished = True
+
+
+@contextlib.contextmanager
+def corpus_writer(path) -> Iterator[TokenCorpusWriter]:
+    """A TokenCorpusWriter into the folder `path`, which appears (atomically) only when the block
+    ends without an exception after `finish`."""
+    with write_artefact(path, FORMAT_NAME, FORMAT_VERSION) as artefact:
+        writer = TokenCorpusWriter(artefact)
+        yield writer
+        if not writer._finished:
+            raise RuntimeError("TokenCorpusWriter.finish was not called")
 
 
 def _read_stats(saved) -> ReadStats | None:

@@ -211,24 +211,29 @@ class TokenIdAssigner:
             self._table = table
         elif status == kernels.NEED_VOCAB_SLOTS:
             size = 2 * len(self._vocab_hash)
-            self._vocab_hash = _resized(self._vocab_hash, size)
-            self._vocab_offsets = _resized(self._vocab_offsets, size + 1)
+            self._vocab_hash = resized(self._vocab_hash, size)
+            self._vocab_offsets = resized(self._vocab_offsets, size + 1)
         elif status == kernels.NEED_VOCAB_BYTES:
-            self._vocab_bytes = _resized(self._vocab_bytes, 2 * len(self._vocab_bytes))
+            self._vocab_bytes = resized(self._vocab_bytes, 2 * len(self._vocab_bytes))
         else:  # pragma: no cover - a kernel/driver mismatch, not a user error
             raise RuntimeError(f"unexpected tokenizer status {status}")
 
     def _ensure_token_capacity(self, size: int) -> None:
         if size > len(self._tokens):
-            self._tokens = _resized(self._tokens, size)
+            self._tokens = resized(self._tokens, size)
 
     def _ensure_doc_capacity(self, size: int) -> None:
         if size > len(self._doc_ends):
-            self._doc_ends = _resized(self._doc_ends, max(size, 2 * len(self._doc_ends)))
+            self._doc_ends = resized(self._doc_ends, max(size, 2 * len(self._doc_ends)))
+
+    def vocab_hashes(self) -> np.ndarray:
+        """The hash of each vocabulary entry (as the scan computed it), in id order."""
+        return self._vocab_hash[:self.n_vocab]
 
     def finish(self) -> tuple[np.ndarray, np.ndarray, StringList]:
-        """(tokens uint32, doc_offsets int64 n_docs+1, vocab); the assigner is spent afterwards."""
-        tokens = _resized(self._tokens, self.n_tokens)
+        """(tokens uint32, doc_offsets int64 n_docs+1, vocab); the assigner is spent afterwards
+        (but for `vocab_hashes`)."""
+        tokens = resized(self._tokens, self.n_tokens)
         doc_offsets = np.zeros(self.n_docs + 1, dtype=np.int64)
         doc_offsets[1:] = self._doc_ends[:self.n_docs]
         n_vocab = self.n_vocab
@@ -238,7 +243,7 @@ class TokenIdAssigner:
         return tokens, doc_offsets, vocab
 
 
-def _resized(array: np.ndarray, size: int) -> np.ndarray:
+def resized(array: np.ndarray, size: int) -> np.ndarray:
     """`array` grown/shrunk to `size` in place when possible (realloc, no second copy in RAM)."""
     try:
         array.resize(size, refcheck=False)

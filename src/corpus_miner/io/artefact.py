@@ -8,9 +8,11 @@ A folder holds `metadata.json` and one raw file per array:
 
 Arrays are raw little-endian bytes (no pickle, memory-mappable); an opaque blob (e.g. an Arrow IPC
 id table) has dtype null and shape [its size]. The folder is written atomically (a temporary
-sibling renamed into place). `open_artefact` checks the format name, the version, the metadata
-checksum (so an edited parameter or count is refused, not trusted), and that every listed file is
-there with exactly the size its dtype and shape give (so truncation is caught); reading an array
+sibling renamed into place); `write_artefact` can also write an array in pieces (its sha256
+computed as it streams), so an array larger than memory is saved without holding it.
+`open_artefact` checks the format name, the version, the metadata checksum (so an edited
+parameter or count is refused, not trusted), and that every listed file is there with exactly
+the size its dtype and shape give (so truncation is caught); reading an array
 also checks its sha256 unless `verify=False` (hashing reads every byte: a token corpus of 4 GB
 would take seconds, so `TokenCorpus.load` asks for it only on request). Every failure is one
 FormatError naming the folder, what is wrong and what to do.
@@ -18,12 +20,14 @@ FormatError naming the folder, what is wrong and what to do.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -79,31 +83,117 @@ def _file_sha256(file: Path) -> str:
     return digest.hexdigest()
 
 
+def _little_endian(dtype) -> np.dtype:
+    dtype = np.dtype(dtype)
+    return dtype if dtype.byteorder == "|" else dtype.newbyteorder("<")
+
+
+class ArrayWriter:
+    """One 1-D array of an artefact written in pieces: its file grows by each `write`, its sha256
+    and length are computed as it streams, so the whole array never has to be in memory."""
+
+    def __init__(self, file: Path, dtype):
+        self.dtype = _little_endian(dtype)
+        self.length = 0
+        self._digest = hashlib.sha256()
+        self._fh = open(file, "wb")
+
+    def write(self, values) -> None:
+        """Append `values` (converted to the array's dtype; 1-D)."""
+        piece = np.ascontiguousarray(values, dtype=self.dtype).reshape(-1)
+        raw = piece.view(np.uint8)
+        self._digest.update(raw)  # hashlib releases the GIL on large buffers
+        self._fh.write(raw)
+        self.length += len(piece)
+
+    def close(self) -> dict:
+        """Close the file; its metadata entry."""
+        self._fh.close()
+        return {"dtype": self.dtype.str, "shape": [self.length],
+                "sha256": self._digest.hexdigest()}
+
+
+class ArtefactWriter:
+    """The files of an artefact being written into a temporary folder (see `write_artefact`)."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.fields: dict = {}  # the artefact's own metadata fields, set before the end
+        self._entries: dict[str, dict] = {}
+        self._open: dict[str, ArrayWriter] = {}
+
+    def _claim(self, name: str) -> Path:
+        if name in self._entries or name in self._open or name == METADATA_FILE:
+            raise ValueError(f"{name} is written twice")
+        return self.folder / name
+
+    def array_writer(self, name: str, dtype) -> ArrayWriter:
+        """A 1-D array written in pieces; its entry is recorded when the artefact is finished."""
+        writer = ArrayWriter(self._claim(name), dtype)
+        self._open[name] = writer
+        return writer
+
+    def add_array(self, name: str, array: np.ndarray) -> None:
+        """A whole array (any shape) at once."""
+        array = np.asarray(array)
+        little = _little_endian(array.dtype)
+        array = np.ascontiguousarray(array, dtype=little)
+        array.tofile(self._claim(name))
+        self._entries[name] = {
+            "dtype": little.str, "shape": list(array.shape),
+            "sha256": hashlib.sha256(array.reshape(-1).view(np.uint8)).hexdigest()}
+
+    def add_blob(self, name: str, raw: bytes) -> None:
+        """An opaque file (dtype null, shape [its size])."""
+        self._claim(name).write_bytes(raw)
+        self._entries[name] = {"dtype": None, "shape": [len(raw)],
+                               "sha256": hashlib.sha256(raw).hexdigest()}
+
+    def _close_arrays(self) -> None:
+        for name, writer in self._open.items():
+            self._entries[name] = writer.close()
+        self._open.clear()
+
+    def _finish(self, format_name: str, version: int) -> None:
+        clash = sorted(set(self.fields) & set(_RESERVED))
+        if clash:
+            raise ValueError(f"fields may not use the reserved names {clash}")
+        self._close_arrays()
+        metadata = {"format": format_name, "version": int(version), **self.fields,
+                    "arrays": dict(self._entries)}
+        metadata["checksum"] = metadata_checksum(metadata)
+        text = json.dumps(metadata, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+        (self.folder / METADATA_FILE).write_text(text + "\n", encoding="utf-8")
+
+
+@contextlib.contextmanager
+def write_artefact(path, format_name: str, version: int) -> Iterator[ArtefactWriter]:
+    """Write an artefact folder atomically: add arrays (whole or in pieces) and blobs to the
+    writer, set `writer.fields`; the metadata is written and the folder renamed into place when
+    the block ends without an exception (otherwise nothing appears under `path`)."""
+    path = Path(path)
+    with atomic_dir(path) as tmp:
+        writer = ArtefactWriter(tmp)
+        try:
+            yield writer
+        finally:
+            writer._close_arrays()  # files closed even when the block failed
+        writer._finish(format_name, version)
+
+
 def save_artefact(path, format_name: str, version: int, fields: dict,
                   arrays: dict[str, np.ndarray], blobs: dict[str, bytes] | None = None) -> Path:
     """Atomically write `fields` + arrays (+ opaque blobs) as a folder of this format."""
     clash = sorted(set(fields) & set(_RESERVED))
-    if clash:
+    if clash:  # before anything is written
         raise ValueError(f"fields may not use the reserved names {clash}")
-    path = Path(path)
-    entries = {}
-    with atomic_dir(path) as tmp:
+    with write_artefact(path, format_name, version) as writer:
         for name, array in arrays.items():
-            array = np.asarray(array)
-            little = array.dtype if array.dtype.byteorder == "|" else array.dtype.newbyteorder("<")
-            array = np.ascontiguousarray(array, dtype=little)
-            array.tofile(tmp / name)
-            entries[name] = {"dtype": little.str, "shape": list(array.shape),
-                             "sha256": hashlib.sha256(array.reshape(-1).view(np.uint8)).hexdigest()}
+            writer.add_array(name, array)
         for name, raw in (blobs or {}).items():
-            (tmp / name).write_bytes(raw)
-            entries[name] = {"dtype": None, "shape": [len(raw)],
-                             "sha256": hashlib.sha256(raw).hexdigest()}
-        metadata = {"format": format_name, "version": int(version), **fields, "arrays": entries}
-        metadata["checksum"] = metadata_checksum(metadata)
-        text = json.dumps(metadata, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
-        (tmp / METADATA_FILE).write_text(text + "\n", encoding="utf-8")
-    return path
+            writer.add_blob(name, raw)
+        writer.fields.update(fields)
+    return Path(path)
 
 
 @dataclass(frozen=True)

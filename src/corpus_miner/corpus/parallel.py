@@ -1,0 +1,106 @@
+"""Tokenize a stream of document batches on several threads, ids as one scan would give them.
+
+Consecutive batches are grouped into blocks of about `block_bytes` of text. Each block is
+tokenized on a worker thread by its own TokenIdAssigner (the compiled scan releases the GIL), so
+its hash table holds only the block's distinct tokens and stays in cache. Blocks are then merged
+into the global Vocabulary strictly in input order, and their local ids replaced by global ones.
+The result is the same for every thread count and block size: ids in order of first appearance
+(tests check it against one TokenIdAssigner over everything).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from corpus_miner.corpus import kernels
+from corpus_miner.corpus.tokenizer import TokenIdAssigner
+from corpus_miner.corpus.vocabulary import Vocabulary
+from corpus_miner.io.strings import arrow_string_buffers
+
+DEFAULT_BLOCK_BYTES = 8 << 20  # measured: 2 MiB blocks had 1.6x the local entries to merge
+
+
+@dataclass
+class TokenizedBlock:
+    """Consecutive batches, tokenized. Document i of the block is
+    tokens[doc_offsets[i]:doc_offsets[i + 1]] (offsets relative to the block)."""
+
+    batches: list
+    tokens: np.ndarray  # uint32 global ids
+    doc_offsets: np.ndarray  # int64, documents + 1, from 0
+
+
+def default_threads() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _text_bytes(texts) -> int:
+    offsets, _ = arrow_string_buffers(texts)
+    return int(offsets[-1] - offsets[0])
+
+
+def _blocks(batches: Iterable, block_bytes: int) -> Iterator[list]:
+    block, size = [], 0
+    for batch in batches:
+        block.append(batch)
+        size += _text_bytes(batch.texts)
+        if size >= block_bytes:
+            yield block
+            block, size = [], 0
+    if block:
+        yield block
+
+
+def _tokenize_local(block: list) -> TokenIdAssigner:
+    size = sum(_text_bytes(batch.texts) for batch in block)
+    assigner = TokenIdAssigner(initial_tokens=size // 5 + 1024)
+    for batch in block:
+        assigner.add_texts(batch.texts)
+    return assigner
+
+
+class ParallelTokenizer:
+    """`run(batches)` yields TokenizedBlocks in input order; `vocabulary` is the global one."""
+
+    def __init__(self, threads: int | None = None, block_bytes: int = DEFAULT_BLOCK_BYTES):
+        self.threads = default_threads() if threads is None else int(threads)
+        if self.threads < 1:
+            raise ValueError(f"threads must be >= 1, got {threads}")
+        self.block_bytes = max(1, int(block_bytes))
+        self.vocabulary = Vocabulary()
+        self.special_docs = 0  # documents that needed the exact str.lower() path
+
+    def run(self, batches: Iterable) -> Iterator[TokenizedBlock]:
+        blocks = _blocks(batches, self.block_bytes)
+        if self.threads == 1:
+            for block in blocks:
+                yield self._merge(block, _tokenize_local(block))
+            return
+        with ThreadPoolExecutor(self.threads, thread_name_prefix="tokenize") as pool:
+            pending: deque = deque()
+            for block in blocks:
+                pending.append((block, pool.submit(_tokenize_local, block)))
+                if len(pending) > self.threads:  # keeps every thread busy, memory bounded
+                    block_done, future = pending.popleft()
+                    yield self._merge(block_done, future.result())
+            while pending:
+                block_done, future = pending.popleft()
+                yield self._merge(block_done, future.result())
+
+    def _merge(self, block: list, assigner: TokenIdAssigner) -> TokenizedBlock:
+        self.special_docs += assigner.special_docs
+        hashes = assigner.vocab_hashes()
+        tokens, doc_offsets, local_vocab = assigner.finish()
+        mapping = self.vocabulary.merge(hashes, local_vocab)
+        kernels.remap_ids(tokens, mapping, tokens)  # in place: each id read before written
+        return TokenizedBlock(block, tokens, doc_offsets)

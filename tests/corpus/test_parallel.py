@@ -1,0 +1,133 @@
+"""The threaded tokenizer and the streamed save against the plain path (one TokenIdAssigner over
+everything, and the plain-Python reference): same ids, offsets, vocabulary and folder, whatever
+the thread count, block size or batch size."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from corpus_miner.corpus import TokenCorpus, TokenIdAssigner, load_corpus
+from corpus_miner.corpus.build import save_corpus
+from corpus_miner.corpus.parallel import ParallelTokenizer
+from corpus_miner.corpus.vocabulary import Vocabulary
+from corpus_miner.io.readers import DocumentBatch
+from corpus_miner.io.strings import StringList
+from tests.corpus.reference import reference_ids
+
+# few distinct tokens, so blocks share most of them and the merge order matters
+ALPHABET = list("abAB Σς İ.\n中日é\u0301 9") + ["\u00df", "\U00020000", "\ufffd"]
+texts = st.text(alphabet=st.sampled_from(ALPHABET), max_size=25)
+
+
+def _batches(docs: list[str], cuts: list[int]) -> list[DocumentBatch]:
+    bounds = sorted({0, len(docs), *[c % (len(docs) + 1) for c in cuts]})
+    out = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        texts_arr = pa.array(docs[lo:hi], pa.string())
+        ids = pa.array([str(i) for i in range(lo, hi)], pa.string())
+        out.append(DocumentBatch(ids, texts_arr, pa.table({"text": texts_arr}), "t", lo))
+    return out
+
+
+def _plain(docs: list[str]):
+    assigner = TokenIdAssigner(initial_vocab=1, initial_tokens=1)
+    assigner.add_texts(pa.array(docs, pa.string()))
+    return assigner.finish()
+
+
+def _run(batches, threads: int, block_bytes: int):
+    tokenizer = ParallelTokenizer(threads, block_bytes=block_bytes)
+    blocks = list(tokenizer.run(batches))
+    tokens = np.concatenate([b.tokens for b in blocks] + [np.zeros(0, np.uint32)])
+    ends, base = [0], 0
+    for b in blocks:
+        ends += (b.doc_offsets[1:] + base).tolist()
+        base += len(b.tokens)
+    return tokens, np.array(ends), list(tokenizer.vocabulary.strings())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(texts, max_size=14), st.lists(st.integers(0, 20), max_size=5),
+       st.integers(1, 40))
+def test_ids_do_not_depend_on_threads_or_blocks(docs, cuts, block_bytes):
+    tokens, offsets, vocab = _plain(docs)
+    for threads in (1, 2, 3):
+        got_tokens, got_offsets, got_vocab = _run(_batches(docs, cuts), threads, block_bytes)
+        assert got_vocab == list(vocab)
+        assert got_tokens.tolist() == tokens.tolist()
+        assert got_offsets.tolist() == offsets.tolist()
+    ids, ref_vocab = reference_ids(docs)
+    assert list(vocab) == ref_vocab and sum(ids, []) == tokens.tolist()
+
+
+def test_vocabulary_merge_grows_and_maps_in_local_order():
+    vocab = Vocabulary(initial=1)
+    first = vocab.merge(np.array([11, 22], np.uint64), StringList.from_strings(["x", "yy"]))
+    # same hash as "x" but other bytes (a collision): a new entry, not "x"
+    second = vocab.merge(np.array([22, 11, 11, 33], np.uint64),
+                         StringList.from_strings(["yy", "x", "z", "w" * 40]))
+    assert first.tolist() == [0, 1] and second.tolist() == [1, 0, 2, 3]
+    assert list(vocab.strings()) == ["x", "yy", "z", "w" * 40]
+
+
+def test_threads_must_be_positive():
+    with pytest.raises(ValueError):
+        ParallelTokenizer(0)
+
+
+@pytest.fixture
+def many_docs(tmp_path):
+    rng = np.random.default_rng(5)
+    words = ["alpha", "Beta", "ΣΟΦΙΑ", "中", "文", "İstanbul", "x1", "déjà"]
+    rows = [{"id": f"doc-{i}", "text": " ".join(rng.choice(words, rng.integers(0, 30)))}
+            for i in range(400)]
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    return path, rows
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_load_corpus_same_for_every_thread_count(many_docs, threads):
+    path, rows = many_docs
+    corpus = load_corpus([path], batch_size=256, threads=threads)
+    ids, vocab = reference_ids([r["text"] for r in rows])
+    assert list(corpus.vocab) == vocab
+    assert [corpus.doc_tokens(i).tolist() for i in range(corpus.n_docs)] == ids
+    assert list(corpus.doc_ids) == [r["id"] for r in rows]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_save_corpus_streams_the_same_folder_as_save(many_docs, tmp_path, threads):
+    path, rows = many_docs
+    whole = load_corpus([path], batch_size=256)
+    whole.save(tmp_path / "whole")
+    streamed = save_corpus([path], tmp_path / "streamed", batch_size=256, threads=threads)
+    for name in ("tokens.bin", "doc_offsets.bin", "vocab_offsets.bin", "vocab_bytes.bin",
+                 "doc_id_offsets.bin", "doc_id_bytes.bin", "metadata.json"):
+        assert (tmp_path / "whole" / name).read_bytes() == \
+            (tmp_path / "streamed" / name).read_bytes(), name
+    again = TokenCorpus.load(tmp_path / "streamed", verify=True)
+    assert streamed.n_tokens == again.n_tokens == whole.n_tokens
+    assert list(again.doc_ids) == [r["id"] for r in rows]
+
+
+def test_save_corpus_of_a_saved_corpus_copies_it(many_docs, tmp_path):
+    path, _ = many_docs
+    first = save_corpus([path], tmp_path / "a")
+    copy = save_corpus([tmp_path / "a"], tmp_path / "b")
+    assert np.array_equal(copy.tokens, first.tokens) and list(copy.vocab) == list(first.vocab)
+
+
+def test_failed_save_corpus_leaves_no_folder(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "fine"}\n{not json\n')
+    with pytest.raises(Exception):
+        save_corpus([bad], tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["bad.jsonl"]
