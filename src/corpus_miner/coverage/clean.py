@@ -166,7 +166,7 @@ class Cleaner:
         if tokenize is None:
             from corpus_miner.corpus import tokenize
         n_tokens = len(corpus.tokens)
-        protected = np.zeros(n_tokens, dtype=np.uint8)
+        protected = None  # a byte per token, only when something is protected
         if self.params.allow:
             allowed, _ = phrases_from_texts(self.params.allow, corpus.vocab, tokenize)
             allowed_keys = {tuple(allowed.phrase_ids(i).tolist()) for i in range(len(allowed))}
@@ -175,18 +175,25 @@ class Cleaner:
             if not keep.all():
                 coverage = coverage.recompute(corpus, keep)
             occ = find_occurrences(corpus, allowed)
-            protected |= kernels.mark_intervals(n_tokens, occ.start,
-                                                allowed.lengths[occ.phrase].astype(np.int64))
+            protected = kernels.mark_intervals(n_tokens, occ.start,
+                                               allowed.lengths[occ.phrase].astype(np.int64))
         if self.params.keep_first and len(coverage.phrases):
             occ = coverage.occurrences
             first_doc = np.full(len(coverage.phrases), np.iinfo(np.int64).max, dtype=np.int64)
             np.minimum.at(first_doc, occ.phrase, occ.doc)
             in_first = occ.doc == first_doc[occ.phrase]
-            protected |= kernels.mark_intervals(
+            first = kernels.mark_intervals(
                 n_tokens, occ.start[in_first],
                 coverage.phrases.lengths[occ.phrase[in_first]].astype(np.int64))
+            protected = first if protected is None else np.bitwise_or(protected, first,
+                                                                      out=protected)
+        if protected is None:  # the covered mask itself, not a copy (a byte per token)
+            mask = coverage.covered
+        else:
+            mask = np.bitwise_xor(protected, 1, out=protected)  # now 1 where not protected
+            mask &= coverage.covered
         self.coverage_ = coverage
-        self.mask_ = coverage.covered & (1 - protected)
+        self.mask_ = mask
         self.doc_offsets_ = coverage.doc_offsets
         self.doc_handled_ = kernels.count_per_document(self.mask_, coverage.doc_offsets)
         doc_tokens = np.diff(coverage.doc_offsets)
