@@ -5,6 +5,10 @@ the thread count, block size or batch size."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pyarrow as pa
@@ -131,3 +135,32 @@ def test_failed_save_corpus_leaves_no_folder(tmp_path):
         save_corpus([bad], tmp_path / "out")
     assert not (tmp_path / "out").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["bad.jsonl"]
+
+
+def test_merge_kernels_without_jit():
+    """merge_vocab and remap_ids interpreted by Python (NUMBA_DISABLE_JIT=1): the threaded path
+    still equals the reference."""
+    code = textwrap.dedent("""
+        import pyarrow as pa
+        from corpus_miner.corpus.parallel import ParallelTokenizer
+        from corpus_miner.io.readers import DocumentBatch
+        from tests.corpus.reference import reference_ids
+        docs = ["Héllo wörld, HELLO!", "ΟΔΟΣ 42 中文 İx", "", "hello 中 x", "wörld new"]
+        batches = []
+        for i, doc in enumerate(docs):
+            texts = pa.array([doc])
+            batches.append(DocumentBatch(pa.array([str(i)]), texts, pa.table({"text": texts}),
+                                         "t", i))
+        tokenizer = ParallelTokenizer(2, block_bytes=8)
+        got = [b.tokens[b.doc_offsets[i]:b.doc_offsets[i + 1]].tolist()
+               for b in tokenizer.run(batches) for i in range(len(b.doc_offsets) - 1)]
+        ids, vocab = reference_ids(docs)
+        assert got == ids and list(tokenizer.vocabulary.strings()) == vocab, (got, ids)
+        print("ok")
+    """)
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    result = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
