@@ -130,8 +130,8 @@ def run(args) -> None:
                            "tokens_per_wall_s": round(tokens / result["wall_s"]),
                            "load_before": round(load, 1), "commit": commit()}
                     append(row)
-                    print(f"{step:9s} {n:3d} parts {tokens:>14,} tokens  wall {row['wall_s']:8.1f} s"
-                          f"  cpu {row['cpu_s']:8.1f} s  peak {row['peak_rss_mb']:8.0f} MB  "
+                    print(f"{step:9s} {n:3d} parts {tokens:>14,} tokens  "
+                          f"wall {row['wall_s']:8.1f} s  cpu {row['cpu_s']:8.1f} s  peak {row['peak_rss_mb']:8.0f} MB  "
                           f"load {load:.1f}", flush=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

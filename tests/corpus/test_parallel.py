@@ -164,3 +164,16 @@ def test_merge_kernels_without_jit():
                             text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+def test_count_corpus_counts_like_load_corpus(many_docs, tmp_path):
+    from corpus_miner.corpus.build import count_corpus
+
+    path, _ = many_docs
+    corpus = load_corpus([path], batch_size=256)
+    save_corpus([path], tmp_path / "saved")
+    for source in ([path], [tmp_path / "saved"]):
+        counts = count_corpus(source, batch_size=256, threads=2)
+        assert (counts.n_docs, counts.n_tokens, counts.n_vocab) == \
+            (corpus.n_docs, corpus.n_tokens, corpus.n_vocab)
+        assert counts.read_stats.documents == corpus.read_stats.documents

@@ -6,7 +6,7 @@ import argparse
 import json
 import time
 
-from corpus_miner.cli.common import add_input_arguments, corpus_from_args, print_summary
+from corpus_miner.cli.common import add_input_arguments, note_read_stats, print_summary
 from corpus_miner.cli.outputs import STDOUT, Output
 from corpus_miner.io.atomic import write_text
 
@@ -30,12 +30,6 @@ def register(subparsers) -> None:
     tokenize.set_defaults(handler=run_tokenize, outputs=(Output("output", "-o", folder=True),))
 
 
-def _measure(args: argparse.Namespace):
-    start = time.perf_counter()
-    corpus = corpus_from_args(args)
-    return corpus, time.perf_counter() - start
-
-
 def _figures(corpus, seconds: float) -> dict:
     stats = corpus.read_stats
     figures = {
@@ -53,7 +47,14 @@ def _figures(corpus, seconds: float) -> dict:
 
 
 def run_stats(args: argparse.Namespace) -> int:
-    corpus, seconds = _measure(args)
+    from corpus_miner.corpus.build import count_corpus
+
+    start = time.perf_counter()
+    # counted as it streams: the token ids are not kept
+    corpus = count_corpus(args.inputs, text_field=args.text_field, id_field=args.id_field,
+                          skip_bad=args.skip_bad, progress=True)
+    seconds = time.perf_counter() - start
+    note_read_stats(args, corpus.read_stats)
     figures = _figures(corpus, seconds)
     if args.json:
         write_text("-", json.dumps(figures) + "\n")
@@ -74,6 +75,7 @@ def run_tokenize(args: argparse.Namespace) -> int:
     corpus = save_corpus(args.inputs, args.output, text_field=args.text_field,
                          id_field=args.id_field, skip_bad=args.skip_bad, progress=True)
     seconds = time.perf_counter() - start
+    note_read_stats(args, corpus.read_stats)
     print_summary(f"tokenized into {args.output}", documents=corpus.n_docs,
                   tokens=corpus.n_tokens, vocabulary=corpus.n_vocab, seconds=seconds)
     return 0

@@ -1,8 +1,9 @@
-"""load_corpus and save_corpus: documents in, tokens out, one block of batches at a time.
+"""load_corpus, save_corpus and count_corpus: documents in, tokens out, a block at a time.
 
-Both run the ParallelTokenizer over the readers' batches (read ahead on a thread of their own):
-load_corpus gathers the ids in memory, save_corpus streams them into a saved corpus folder, so
-its memory does not grow with the corpus (only the vocabulary and the read-ahead do).
+All run the ParallelTokenizer over the readers' batches (read ahead on a thread of their own):
+load_corpus gathers the ids in memory, save_corpus streams them into a saved corpus folder and
+count_corpus only counts, so the memory of the last two does not grow with the corpus (only the
+vocabulary and the read-ahead do).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -79,6 +81,36 @@ def save_corpus(inputs, output, *, text_field: str = "text", id_field: str = "id
                                  StringList.from_arrow(batch.ids for batch in block.batches))
         writer.finish(tokenizer.vocabulary.strings(), stats)
     return TokenCorpus.load(output)
+
+
+@dataclass(frozen=True)
+class CorpusCounts:
+    """What `count_corpus` found; the same names as TokenCorpus' counts."""
+
+    n_docs: int
+    n_tokens: int
+    n_vocab: int
+    read_stats: ReadStats | None
+
+
+def count_corpus(inputs, *, text_field: str = "text", id_field: str = "id",
+                 skip_bad: bool = False, progress: bool = False,
+                 batch_size: int = DEFAULT_BATCH_BYTES, threads: int | None = None) -> CorpusCounts:
+    """Documents, tokens and vocabulary size of the inputs (or of one saved corpus folder),
+    tokenized like load_corpus but without keeping the ids: memory holds the vocabulary and a
+    few batches, whatever the corpus size."""
+    inputs = _as_list(inputs)
+    if _is_one_saved_corpus(inputs):
+        corpus = TokenCorpus.load(inputs[0])
+        return CorpusCounts(corpus.n_docs, corpus.n_tokens, corpus.n_vocab, corpus.read_stats)
+    stats = ReadStats()
+    tokenizer = ParallelTokenizer(threads)
+    n_docs = n_tokens = 0
+    for block in _tokenized(inputs, tokenizer, stats, progress, text_field=text_field,
+                            id_field=id_field, skip_bad=skip_bad, batch_size=batch_size):
+        n_docs += len(block.doc_offsets) - 1
+        n_tokens += len(block.tokens)
+    return CorpusCounts(n_docs, n_tokens, len(tokenizer.vocabulary), stats)
 
 
 def _as_list(inputs) -> list:
