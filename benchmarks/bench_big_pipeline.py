@@ -10,6 +10,7 @@ time that report and clean are compared with (both of them tokenize and mine fir
 
     python benchmarks/bench_big_pipeline.py PARTS_DIR --parts 3 14 27 --steps tokenize
     python benchmarks/bench_big_pipeline.py PARTS_DIR --parts 3 27 --steps phrases report clean
+    python benchmarks/bench_big_pipeline.py PARTS_DIR --parts 27 --stages   # in one process
     python benchmarks/bench_big_pipeline.py --plot-only
 
 Appends rows to benchmarks/results/bench_big_pipeline.csv (one per run, with the git commit) and
@@ -35,6 +36,7 @@ from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CSV = RESULTS / "bench_big_pipeline.csv"
+STAGES_CSV = RESULTS / "bench_big_pipeline_stages.csv"
 STEPS = ("tokenize", "phrases", "report", "clean")
 FIELDS = ["step", "parts", "documents", "tokens", "text_bytes", "bytes_per_token", "sigma",
           "min_length", "threads", "wall_s", "cpu_s", "peak_rss_mb", "rss_bytes_per_token",
@@ -102,6 +104,61 @@ def commit() -> str:
         return ""
 
 
+# One process, every stage of report and clean after one load and one mining run: the
+# second-pass costs at a size where running each command on its own takes too long.
+_STAGES = """
+import json, resource, sys, time
+from corpus_miner.corpus import load_corpus
+from corpus_miner.io import read_documents
+from corpus_miner.phrases import BloomSpan
+from corpus_miner.coverage.clean import Cleaner
+from corpus_miner.coverage.coverage import Coverage
+from corpus_miner.coverage.report import CoverageReport
+path, sigma, min_length, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+clock, cpu = time.perf_counter(), time.process_time()
+def lap(stage):
+    global clock, cpu
+    now, used = time.perf_counter(), time.process_time()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"stage": stage, "wall_s": round(now - clock, 2),
+                      "cpu_s": round(used - cpu, 2), "peak_rss_mb": round(peak, 1)}), flush=True)
+    clock, cpu = now, used
+corpus = load_corpus([path]); lap("load")
+print(json.dumps({"documents": corpus.n_docs, "tokens": corpus.n_tokens,
+                  "text_bytes": corpus.read_stats.bytes}), flush=True)
+miner = BloomSpan(sigma=sigma, min_length=min_length).fit(corpus); lap("mine")
+coverage = Coverage.from_miner(miner, corpus); del miner; lap("coverage")
+report = CoverageReport(coverage).collect(read_documents([path]), corpus.doc_ids)
+lap("report_contexts")
+report.write_html(out + "/report.html"); report.write_json(out + "/report.json"); lap("report_write")
+Cleaner().fit(corpus, coverage).write([path], out + "/clean.parquet"); lap("clean_write")
+"""
+
+
+def stages(args) -> None:
+    """The in-process stage breakdown (see _STAGES) for each prefix; rows in *_stages.csv."""
+    scratch = Path(tempfile.mkdtemp(prefix="bench-big-", dir=args.scratch))
+    try:
+        for n in args.parts:
+            inputs = prefix_folder(args.parts_dir, n, scratch)
+            load = os.getloadavg()[0]
+            child = subprocess.run([sys.executable, "-c", _STAGES, str(inputs), str(args.sigma),
+                                    str(args.min_length), str(scratch)], capture_output=True,
+                                   text=True)
+            if child.returncode:
+                raise SystemExit(f"stages failed:\n{child.stderr}")
+            lines = [json.loads(line) for line in child.stdout.splitlines()]
+            figures = next(line for line in lines if "tokens" in line)
+            for stage in (line for line in lines if "stage" in line):
+                row = {"parts": n, **figures, **stage, "sigma": args.sigma,
+                       "min_length": args.min_length, "load_before": round(load, 1),
+                       "commit": args.commit}
+                append(row, STAGES_CSV)
+                print(row, flush=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def run(args) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="bench-big-", dir=args.scratch))
     try:
@@ -128,8 +185,8 @@ def run(args) -> None:
                            "rss_bytes_per_token": round(result["peak_rss_mb"] * 2**20 / tokens, 3),
                            "cpu_ns_per_token": round(result["cpu_s"] / tokens * 1e9, 1),
                            "tokens_per_wall_s": round(tokens / result["wall_s"]),
-                           "load_before": round(load, 1), "commit": commit()}
-                    append(row)
+                           "load_before": round(load, 1), "commit": args.commit}
+                    append(row, CSV)
                     print(f"{step:9s} {n:3d} parts {tokens:>14,} tokens  "
                           f"wall {row['wall_s']:8.1f} s  cpu {row['cpu_s']:8.1f} s  peak {row['peak_rss_mb']:8.0f} MB  "
                           f"load {load:.1f}", flush=True)
@@ -137,11 +194,11 @@ def run(args) -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def append(row: dict) -> None:
+def append(row: dict, path: Path = CSV) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
-    new = not CSV.exists()
-    with open(CSV, "a", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=FIELDS)
+    new = not path.exists()
+    with open(path, "a", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=FIELDS if path == CSV else list(row))
         if new:
             writer.writeheader()
         writer.writerow(row)
@@ -155,7 +212,7 @@ def plot() -> None:
 
     with open(CSV, newline="") as f:
         rows = list(csv.DictReader(f))
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    fig, (left, middle, right) = plt.subplots(1, 3, figsize=(15, 4))
     for step in STEPS:
         points: dict[int, list[dict]] = {}
         for row in rows:
@@ -165,15 +222,19 @@ def plot() -> None:
             continue
         tokens = sorted(points)
         med = {key: [statistics.median(float(r[key]) for r in points[t]) for t in tokens]
-               for key in ("wall_s", "cpu_s", "rss_bytes_per_token")}
+               for key in ("wall_s", "cpu_s", "cpu_ns_per_token", "rss_bytes_per_token")}
         line, = left.plot(tokens, med["cpu_s"], "o-", label=f"{step} CPU")
         left.plot(tokens, med["wall_s"], "x--", color=line.get_color(), label=f"{step} wall")
+        middle.plot(tokens, med["cpu_ns_per_token"], "o-", color=line.get_color(), label=step)
         right.plot(tokens, med["rss_bytes_per_token"], "o-", color=line.get_color(), label=step)
     left.set(xscale="log", yscale="log", xlabel="tokens", ylabel="seconds",
              title="time (medians; wall on a shared 2-core machine)")
-    right.set(xscale="log", xlabel="tokens", ylabel="peak RSS bytes per token",
+    middle.set(xscale="log", xlabel="tokens", ylabel="CPU ns per token", ylim=(0, None),
+               title="cost per token")
+    right.set(xscale="log", xlabel="tokens", ylabel="peak RSS bytes per token", ylim=(0, None),
               title="memory")
     left.legend(fontsize=7)
+    middle.legend(fontsize=7)
     right.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(RESULTS / "bench_big_pipeline.png", dpi=120)
@@ -190,11 +251,20 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--scratch", type=Path, default=None,
                         help="folder for outputs (up to 2x the corpus in tokens; default /tmp)")
+    parser.add_argument("--commit", default=None,
+                        help="commit measured, for the CSV (default: this checkout's HEAD)")
+    parser.add_argument("--stages", action="store_true",
+                        help="instead of the CLI runs: one process per prefix timing load, mine, "
+                        "coverage, report contexts, report write and clean write")
     parser.add_argument("--plot-only", action="store_true")
     args = parser.parse_args(argv)
+    args.commit = args.commit or commit()
     if not args.plot_only:
         if args.parts_dir is None:
             parser.error("PARTS_DIR is required unless --plot-only")
+        if args.stages:
+            stages(args)
+            return 0
         run(args)
     plot()
     return 0

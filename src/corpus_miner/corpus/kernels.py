@@ -65,6 +65,29 @@ def _slot_of(h, mask):
     return np.int64((h ^ (h >> np.uint64(29))) & np.uint64(mask))
 
 
+@njit(cache=True, inline="always")
+def _lookup(table, mask, h, vocab_hash, vocab_offsets, vocab_bytes, key, key_lo, n_bytes):
+    """(slot, id) of the entry whose bytes are key[key_lo:key_lo + n_bytes] (hash h), or (the
+    empty slot where it belongs, -1): open addressing with linear probing, hashes compared
+    first, bytes only on equal hashes."""
+    slot = _slot_of(h, mask)
+    while True:
+        tid = table[slot]
+        if tid < 0:
+            return slot, tid
+        if vocab_hash[tid] == h:
+            lo = vocab_offsets[tid]
+            if vocab_offsets[tid + 1] - lo == n_bytes:
+                same = True
+                for k in range(n_bytes):
+                    if vocab_bytes[lo + k] != key[key_lo + k]:
+                        same = False
+                        break
+                if same:
+                    return slot, tid
+        slot = (slot + 1) & mask
+
+
 @njit(cache=True, nogil=True)
 def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
                    tokens, doc_token_ends, table, vocab_hash, vocab_offsets, vocab_bytes):
@@ -182,28 +205,15 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
                 status = NEED_VOCAB_BYTES
                 break
             n_bytes = w - used
-            slot = _slot_of(h, table_mask)
-            while True:
-                tid = table[slot]
-                if tid < 0:  # unseen token: commit its tentative bytes as a new entry
-                    tid = n_vocab
-                    table[slot] = tid
-                    vocab_hash[tid] = h
-                    vocab_offsets[tid + 1] = w
-                    used = w
-                    n_vocab += 1
-                    break
-                if vocab_hash[tid] == h:
-                    lo = vocab_offsets[tid]
-                    if vocab_offsets[tid + 1] - lo == n_bytes:
-                        same = True
-                        for k in range(n_bytes):
-                            if vocab_bytes[lo + k] != vocab_bytes[used + k]:
-                                same = False
-                                break
-                        if same:
-                            break
-                slot = (slot + 1) & table_mask
+            slot, tid = _lookup(table, table_mask, h, vocab_hash, vocab_offsets, vocab_bytes,
+                                vocab_bytes, used, n_bytes)
+            if tid < 0:  # unseen token: commit its tentative bytes as a new entry
+                tid = n_vocab
+                table[slot] = tid
+                vocab_hash[tid] = h
+                vocab_offsets[tid + 1] = w
+                used = w
+                n_vocab += 1
             tokens[n_tokens] = tid
             n_tokens += 1
         if status != DONE:  # a buffer is full: stop before the token at `pos`
@@ -247,29 +257,16 @@ def merge_vocab(local_hash, local_offsets, local_bytes, state, table, vocab_hash
         h = local_hash[i]
         lo = local_offsets[i]
         n_bytes = local_offsets[i + 1] - lo
-        slot = _slot_of(h, mask)
-        while True:
-            tid = table[slot]
-            if tid < 0:
-                tid = n_vocab
-                table[slot] = tid
-                vocab_hash[tid] = h
-                vocab_bytes[used:used + n_bytes] = local_bytes[lo:lo + n_bytes]
-                used += n_bytes
-                vocab_offsets[tid + 1] = used
-                n_vocab += 1
-                break
-            if vocab_hash[tid] == h:
-                start = vocab_offsets[tid]
-                if vocab_offsets[tid + 1] - start == n_bytes:
-                    same = True
-                    for k in range(n_bytes):
-                        if vocab_bytes[start + k] != local_bytes[lo + k]:
-                            same = False
-                            break
-                    if same:
-                        break
-            slot = (slot + 1) & mask
+        slot, tid = _lookup(table, mask, h, vocab_hash, vocab_offsets, vocab_bytes, local_bytes,
+                            lo, n_bytes)
+        if tid < 0:
+            tid = n_vocab
+            table[slot] = tid
+            vocab_hash[tid] = h
+            vocab_bytes[used:used + n_bytes] = local_bytes[lo:lo + n_bytes]
+            used += n_bytes
+            vocab_offsets[tid + 1] = used
+            n_vocab += 1
         mapping[i] = tid
     state[0] = n_vocab
     state[1] = used
