@@ -5,10 +5,6 @@ the thread count, block size or batch size."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pyarrow as pa
@@ -23,6 +19,7 @@ from corpus_miner.corpus.vocabulary import Vocabulary
 from corpus_miner.io.readers import DocumentBatch
 from corpus_miner.io.strings import StringList
 from tests.corpus.reference import reference_ids
+from tests.helpers import run_python
 
 # few distinct tokens, so blocks share most of them and the merge order matters
 ALPHABET = list("abAB Σς İ.\n中日é\u0301 9") + ["\u00df", "\U00020000", "\ufffd"]
@@ -140,7 +137,7 @@ def test_failed_save_corpus_leaves_no_folder(tmp_path):
 def test_merge_kernels_without_jit():
     """merge_vocab and remap_ids interpreted by Python (NUMBA_DISABLE_JIT=1): the threaded path
     still equals the reference."""
-    code = textwrap.dedent("""
+    code = """
         import pyarrow as pa
         from corpus_miner.corpus.parallel import ParallelTokenizer
         from corpus_miner.io.readers import DocumentBatch
@@ -157,13 +154,8 @@ def test_merge_kernels_without_jit():
         ids, vocab = reference_ids(docs)
         assert got == ids and list(tokenizer.vocabulary.strings()) == vocab, (got, ids)
         print("ok")
-    """)
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    result = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True,
-                            text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "ok"
+    """
+    assert run_python(code, jit=False).strip() == "ok"
 
 
 def test_count_corpus_counts_like_load_corpus(many_docs, tmp_path):
