@@ -9,16 +9,19 @@ index build fits a reference corpus and saves it; index query matches new docume
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
-from corpus_miner.cli.common import (add_input_arguments, add_record_output_argument,
-                                     note_read_stats, print_summary, rereadable)
+from corpus_miner.cli.common import (
+    add_input_arguments,
+    add_record_output_argument,
+    note_read_stats,
+    print_summary,
+    rereadable,
+)
 from corpus_miner.cli.outputs import Output
 from corpus_miner.dedup import LSHBloom
 from corpus_miner.dedup.params import DEFAULT_FP_PROB, DEFAULT_SKETCH, MODE_ALIASES
@@ -26,6 +29,7 @@ from corpus_miner.dedup.result import DedupResult
 from corpus_miner.errors import InputError
 from corpus_miner.io import ReadStats, read_documents, write_records
 from corpus_miner.io.digest import TextsDigest
+from corpus_miner.io.progress import byte_progress, input_bytes
 from corpus_miner.io.readers import DocumentBatch, LineBatch
 from corpus_miner.io.writers import OUTPUT_SUFFIXES, Selection, writes_jsonl
 
@@ -125,30 +129,13 @@ def _read(args: argparse.Namespace, stats: ReadStats, label: str = "reading",
     if not sys.stderr.isatty():
         yield from batches
         return
-    from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
-
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
-                   TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+    bar = byte_progress()
     with bar:
-        task = bar.add_task(label, total=_input_bytes(args.inputs))
+        task = bar.add_task(label, total=input_bytes(args.inputs))
         for batch in batches:
             yield batch
             bar.update(task, completed=stats.input_bytes,
                        description=f"{label}: {stats.documents:,} docs")
-
-
-def _input_bytes(inputs) -> int | None:
-    """Total size of the input files (None with stdin): the progress bar's 100%."""
-    total = 0
-    for item in inputs:
-        path = Path(item)
-        if item == "-" or not path.exists():
-            return None
-        with contextlib.suppress(OSError):
-            files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
-            total += sum(p.stat().st_size for p in files)
-    return total
 
 
 ADDED_FIELDS = ("is_duplicate", "duplicate_of")

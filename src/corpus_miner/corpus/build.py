@@ -12,17 +12,17 @@ import os
 import sys
 from contextlib import nullcontext
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Iterator
 
 import numpy as np
 
-from corpus_miner.io.artefact import is_saved_corpus
-from corpus_miner.io.readers import DEFAULT_BATCH_BYTES, STDIN, ReadStats, read_documents
-from corpus_miner.io.strings import StringList
 from corpus_miner.corpus.parallel import ParallelTokenizer, TokenizedBlock
 from corpus_miner.corpus.token_corpus import TokenCorpus, corpus_writer
 from corpus_miner.corpus.tokenizer import resized
+from corpus_miner.io.artefact import is_saved_corpus
+from corpus_miner.io.progress import byte_progress, input_bytes
+from corpus_miner.io.readers import DEFAULT_BATCH_BYTES, STDIN, ReadStats, read_documents
+from corpus_miner.io.strings import StringList
 
 _READ_AHEAD = 4  # batches; reading overlaps tokenizing
 
@@ -124,9 +124,9 @@ def _is_one_saved_corpus(inputs: list) -> bool:
 def _tokenized(inputs: list, tokenizer: ParallelTokenizer, stats: ReadStats, progress: bool,
                **read_options) -> Iterator[TokenizedBlock]:
     batches = read_documents(inputs, stats=stats, prefetch=_READ_AHEAD, **read_options)
-    bar = _progress_bar() if progress and sys.stderr.isatty() else None
+    bar = byte_progress() if progress and sys.stderr.isatty() else None
     with bar or nullcontext():
-        task = bar.add_task("tokenizing", total=_total_input_bytes(inputs)) if bar else None
+        task = bar.add_task("tokenizing", total=input_bytes(inputs)) if bar else None
         tokens = 0
         for block in tokenizer.run(batches):
             yield block
@@ -134,27 +134,3 @@ def _tokenized(inputs: list, tokenizer: ParallelTokenizer, stats: ReadStats, pro
             if bar is not None:
                 bar.update(task, completed=stats.input_bytes,
                            description=f"{stats.documents:,} docs, {tokens:,} tokens")
-
-
-def _progress_bar():
-    from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
-                               TimeRemainingColumn)
-
-    from rich.console import Console
-
-    return Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
-                    TimeRemainingColumn(), console=Console(stderr=True), transient=True)
-
-
-def _total_input_bytes(inputs) -> int | None:
-    """Sum of input file sizes (compressed), None when unknown (stdin)."""
-    total = 0
-    for item in inputs:
-        if str(item) == STDIN:
-            return None
-        path = Path(item)
-        if path.is_file():
-            total += path.stat().st_size
-        elif path.is_dir():
-            total += sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-    return total
