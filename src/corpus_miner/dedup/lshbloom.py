@@ -99,6 +99,12 @@ class LSHBloom(Estimator):
     """
 
     _fit_hint = "fit(), deduplicate() or LSHBloom.load()"
+    params_: LSHBloomParams
+    bands_: int
+    rows_: int
+    n_documents_: int
+    index_: ScalableBloomFilter | BandTable
+    ids_: pa.ChunkedArray | None
 
     def __init__(self, threshold: float = 0.85, num_perm: int = 256, mode: str = "lshbloom",
                  num_bands: int | None = None, fp_prob: float = DEFAULT_FP_PROB,
@@ -143,6 +149,16 @@ class LSHBloom(Estimator):
             self.index_ = BandTable(min(capacity * self.bands_, _MAX_TABLE_HINT))
             self.ids_ = pa.chunked_array([], pa.int64())
 
+    def _bloom(self) -> ScalableBloomFilter:
+        """The index of mode lshbloom."""
+        assert isinstance(self.index_, ScalableBloomFilter), self.params_.mode
+        return self.index_
+
+    def _table(self) -> tuple[BandTable, pa.ChunkedArray]:
+        """The index of mode minhash_lsh and the ids of its documents."""
+        assert isinstance(self.index_, BandTable) and self.ids_ is not None, self.params_.mode
+        return self.index_, self.ids_
+
     @property
     def mode_(self) -> str:
         self.check_is_fitted()
@@ -152,9 +168,10 @@ class LSHBloom(Estimator):
         """The fitted index (shared, not copied): for SparkLSHBloom, the index folder, ..."""
         self.check_is_fitted()
         if self.params_.mode == "lshbloom":
-            return LSHBloomState(self.params_, self.n_documents_, bloom=self.index_)
-        return LSHBloomState(self.params_, self.n_documents_, band_table=self.index_,
-                             ids=self.ids_.combine_chunks())
+            return LSHBloomState(self.params_, self.n_documents_, bloom=self._bloom())
+        table, ids = self._table()
+        return LSHBloomState(self.params_, self.n_documents_, band_table=table,
+                             ids=ids.combine_chunks())
 
     @classmethod
     def from_state(cls, state: LSHBloomState, copy: bool = True) -> "LSHBloom":
@@ -168,8 +185,10 @@ class LSHBloom(Estimator):
         model.bands_, model.rows_ = state.bands_rows
         model.n_documents_ = int(state.n_documents)
         if state.params.mode == "lshbloom":
+            assert state.bloom is not None
             model.index_, model.ids_ = state.bloom, None
         else:
+            assert state.band_table is not None
             model.index_, model.ids_ = state.band_table, pa.chunked_array([state.ids])
         return model
 
@@ -183,15 +202,16 @@ class LSHBloom(Estimator):
         first = self.n_documents_
         if self.params_.mode == "lshbloom":
             if detect:
-                is_dup = self.index_.query_then_insert(keys)
+                is_dup = self._bloom().query_then_insert(keys)
             else:
-                self.index_.add(keys)
+                self._bloom().add(keys)
                 is_dup = np.zeros(len(keys), bool)
             result = DedupResult(is_dup)
         else:
             ids_array = self._typed_like_earlier(_ids_array(ids, len(keys), first))
-            dup_of = self.index_.query_then_insert(keys, first, insert_only=not detect)
-            self.ids_ = pa.chunked_array([*self.ids_.chunks, ids_array], ids_array.type)
+            table, earlier = self._table()
+            dup_of = table.query_then_insert(keys, first, insert_only=not detect)
+            self.ids_ = pa.chunked_array([*earlier.chunks, ids_array], ids_array.type)
             if not detect:
                 dup_of[:] = -1
             result = DedupResult(dup_of >= 0, dup_of, self._ids_of(dup_of))
@@ -200,12 +220,13 @@ class LSHBloom(Estimator):
 
     def _typed_like_earlier(self, ids: pa.Array) -> pa.Array:
         """ids in the type of the ids indexed so far (all batches share one id column)."""
-        if self.n_documents_ == 0 or ids.type == self.ids_.type:
+        earlier = self._table()[1].type
+        if self.n_documents_ == 0 or ids.type == earlier:
             return ids
         try:
-            return ids.cast(self.ids_.type)
+            return ids.cast(earlier)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            raise InputError(f"ids of this batch are {ids.type}, earlier ones {self.ids_.type}; "
+            raise InputError(f"ids of this batch are {ids.type}, earlier ones {earlier}; "
                              "pass ids of one type (e.g. all strings)") from None
 
     def _ids_of(self, ordinals: np.ndarray) -> list:
@@ -213,7 +234,7 @@ class LSHBloom(Estimator):
         matched = ordinals >= 0
         if not matched.any():
             return [None] * len(ordinals)
-        taken = self.ids_.take(pa.array(np.where(matched, ordinals, 0))).to_pylist()
+        taken = self._table()[1].take(pa.array(np.where(matched, ordinals, 0))).to_pylist()
         return [value if hit else None for value, hit in zip(taken, matched)]
 
     def _checked_keys(self, band_keys) -> np.ndarray:
@@ -264,8 +285,8 @@ class LSHBloom(Estimator):
         keys = self.band_keys(texts)
         band_keys = keys if return_band_keys else None
         if self.params_.mode == "lshbloom":
-            return DedupResult(self.index_.contains_any(keys), band_keys=band_keys)
-        first_docs = self.index_.lookup(keys)
+            return DedupResult(self._bloom().contains_any(keys), band_keys=band_keys)
+        first_docs = self._table()[0].lookup(keys)
         dup_of = np.where(first_docs >= 0, first_docs, np.iinfo(np.int64).max).min(axis=1)
         dup_of[dup_of == np.iinfo(np.int64).max] = -1
         return DedupResult(dup_of >= 0, dup_of, self._ids_of(dup_of), band_keys=band_keys)
@@ -307,7 +328,7 @@ class LSHBloom(Estimator):
         return result
 
     def _with_clusters(self, result: DedupResult, band_keys: np.ndarray) -> DedupResult:
-        labels = components_kernel(self.index_.lookup(band_keys), 0, len(band_keys))
+        labels = components_kernel(self._table()[0].lookup(band_keys), 0, len(band_keys))
         return DedupResult(result.is_duplicate, result.duplicate_of, result.duplicate_of_id,
                            labels)
 
@@ -334,7 +355,7 @@ class LSHBloom(Estimator):
         meta = {"params": self.params_.to_dict(), "bands": self.bands_, "rows": self.rows_,
                 "n_documents": self.n_documents_}
         if self.params_.mode == "lshbloom":
-            meta["bloom"] = self.index_.metadata()
+            meta["bloom"] = self._bloom().metadata()
         else:
-            meta["band_entries"] = self.index_.num_keys
+            meta["band_entries"] = self._table()[0].num_keys
         return meta

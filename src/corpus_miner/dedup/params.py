@@ -30,11 +30,13 @@ def canonical_mode(mode: str) -> str:
         raise ParameterError(f"mode must be one of {sorted(MODE_ALIASES)}, got {mode!r}") from None
 
 
-def _check_int(name: str, value, low: int, high: int | None = None,
-               allow_none: bool = False) -> int | None:
+def _check_optional_int(name: str, value, low: int, high: int | None = None) -> int | None:
+    """None, or the value checked by _check_int."""
+    return None if value is None else _check_int(name, value, low, high)
+
+
+def _check_int(name: str, value, low: int, high: int | None = None) -> int:
     """The value as a Python int (numpy integers welcome: they come from parameter grids)."""
-    if value is None and allow_none:
-        return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ParameterError(f"{name} must be an integer, got {value!r}")
     value = int(value)
@@ -70,16 +72,16 @@ class LSHBloomParams:
                 or math.isnan(self.threshold):
             raise ParameterError(f"threshold must be a number in (0, 1), got {self.threshold!r}")
         num_perm = _check_int("num_perm", self.num_perm, 1, 1 << 16)
-        num_bands = _check_int("num_bands", self.num_bands, 1, num_perm, allow_none=True)
+        num_bands = _check_optional_int("num_bands", self.num_bands, 1, num_perm)
         if not _is_real(self.fp_prob) or not MIN_FP_PROB <= self.fp_prob < 1.0:
             raise ParameterError(f"fp_prob (per document) must be in [{MIN_FP_PROB:g}, 1), got "
                                  f"{self.fp_prob!r}")
         shingle_size = _check_int("shingle_size", self.shingle_size, 1)
         if self.shingle_kind not in SHINGLE_KINDS:
             raise ParameterError(f"shingle_kind must be one of {SHINGLE_KINDS}, got {self.shingle_kind!r}")
-        expected_items = _check_int("expected_items", self.expected_items, 1, allow_none=True)
+        expected_items = _check_optional_int("expected_items", self.expected_items, 1)
         seed = _check_int("seed", self.seed, 0, (1 << 63) - 1)
-        max_shingles = _check_int("max_shingles", self.max_shingles, 1, allow_none=True)
+        max_shingles = _check_optional_int("max_shingles", self.max_shingles, 1)
         if self.sketch not in SKETCHES:
             raise ParameterError(f"sketch must be one of {SKETCHES}, got {self.sketch!r}")
         # plain Python numbers from here on: they go into metadata.json and hashing seeds

@@ -56,6 +56,7 @@ def save_state(path, state: LSHBloomState) -> None:
               "rows": rows, "n_documents": int(state.n_documents)}
     if state.params.mode == "lshbloom":
         bloom = state.bloom
+        assert bloom is not None
         fields["bloom"] = {"capacity": bloom.capacity, "fp_prob": bloom.fp_prob, "layers": [
             {"documents": count, "rate": rate, "num_bits": layer.num_bits,
              "num_hashes": layer.num_hashes}
@@ -63,6 +64,7 @@ def save_state(path, state: LSHBloomState) -> None:
         save_artefact(path, INDEX_FORMAT, INDEX_VERSION, fields,
                       {f"bloom_{i}.bin": layer.bits for i, layer in enumerate(bloom.layers)})
         return
+    assert state.band_table is not None
     keys, docs = state.band_table.items()
     fields["band_entries"] = int(len(keys))
     save_artefact(path, INDEX_FORMAT, INDEX_VERSION, fields,
