@@ -221,12 +221,15 @@ def _with_results(batches, result: DedupResult, digest: TextsDigest | None = Non
 def _growth_note(label: str, model: LSHBloom, expected_items: int | None) -> None:
     """Say on stderr when the Bloom filter outgrew its first layer (the promise holds, but one
     filter sized for all documents would be smaller)."""
-    if not model.is_fitted() or model.mode_ != "lshbloom" or len(model.index_.layers) == 1:
+    if not model.is_fitted() or model.mode_ != "lshbloom":
         return
-    first = model.index_.capacity
+    bloom = model.to_state().bloom
+    if bloom is None or len(bloom.layers) == 1:
+        return
+    first = bloom.capacity
     sized = f"--expected-items {expected_items:,}" if expected_items else f"{first:,} documents"
     print(f"{label}: note: {model.n_documents_:,} documents outgrew a Bloom filter sized for "
-          f"{sized}: it grew to {len(model.index_.layers)} layers, {model.index_.size_bytes:,} "
+          f"{sized}: it grew to {len(bloom.layers)} layers, {bloom.size_bytes:,} "
           f"bytes (fp_prob still holds; --expected-items {model.n_documents_:,} gives one "
           "smaller filter)", file=sys.stderr)
 

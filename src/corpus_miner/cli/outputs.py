@@ -95,7 +95,7 @@ def _inputs(args: argparse.Namespace) -> list[str]:
 def _check_distinct(paths: list[tuple[Output, str]]) -> None:
     seen: dict[object, Output] = {}
     for out, value in paths:
-        keys = {os.path.abspath(value)}
+        keys: set[object] = {os.path.abspath(value)}
         try:
             info = os.stat(value)
             keys.add((info.st_dev, info.st_ino))

@@ -101,7 +101,7 @@ class ArrayWriter:
     def write(self, values) -> None:
         """Append `values` (converted to the array's dtype; 1-D)."""
         piece = np.ascontiguousarray(values, dtype=self.dtype).reshape(-1)
-        raw = piece.view(np.uint8)
+        raw = piece.view(np.uint8).data
         self._digest.update(raw)  # hashlib releases the GIL on large buffers
         self._fh.write(raw)
         self.length += len(piece)
@@ -141,7 +141,7 @@ class ArtefactWriter:
         array.tofile(self._claim(name))
         self._entries[name] = {
             "dtype": little.str, "shape": list(array.shape),
-            "sha256": hashlib.sha256(array.reshape(-1).view(np.uint8)).hexdigest()}
+            "sha256": hashlib.sha256(array.reshape(-1).view(np.uint8).data).hexdigest()}
 
     def add_blob(self, name: str, raw: bytes) -> None:
         """An opaque file (dtype null, shape [its size])."""

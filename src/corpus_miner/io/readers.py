@@ -399,7 +399,7 @@ class _Reader:
             return column.cast(pa.large_string() if large else pa.string())
         except pa.ArrowInvalid:
             pass
-        texts = []
+        texts: list[str | None] = []
         for raw in column.cast(pa.large_binary()).to_pylist():
             if raw is None:
                 texts.append(None)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-from typing import Iterator
+from typing import Any, Iterator
 
 SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
                 if hasattr(signal, name))
@@ -31,7 +31,7 @@ class Terminated(BaseException):
         return signal.Signals(self.signum).name
 
 
-_state = {"depth": 0, "pending": None, "raised": False}
+_state: dict[str, Any] = {"depth": 0, "pending": None, "raised": False}
 
 
 def _raise(signum: int) -> None:

@@ -103,7 +103,7 @@ class StringList(Sequence[str]):
             return self.to_list() == list(other)
         return NotImplemented
 
-    __hash__ = None  # mutable backing arrays
+    __hash__ = None  # type: ignore[assignment]  # mutable backing arrays
 
     def __repr__(self) -> str:
         head = ", ".join(repr(s) for s in self[:5])
@@ -115,6 +115,7 @@ def arrow_string_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(int64 offsets of len(arr)+1, uint8 data) of a string/large_string array, zero-copy data."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
+    offset_dtype: type[np.signedinteger]
     if pa.types.is_string(arr.type):
         offset_dtype = np.int32
     elif pa.types.is_large_string(arr.type):
@@ -126,8 +127,8 @@ def arrow_string_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     if offsets_buf is None or n == 0:
         offsets = np.zeros(n + 1, dtype=np.int64)
     else:
-        offsets = np.frombuffer(offsets_buf, dtype=offset_dtype)[arr.offset:arr.offset + n + 1]
-        offsets = offsets.astype(np.int64)
+        raw = np.frombuffer(offsets_buf, dtype=offset_dtype)[arr.offset:arr.offset + n + 1]
+        offsets = raw.astype(np.int64)
     data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(
         0, dtype=np.uint8)
     return offsets, data
