@@ -33,7 +33,7 @@ FORMAT_VERSION = 2
 TOKENIZER = ("v2: str.lower, then one Han/Hiragana/Katakana/Thai/Lao/Khmer/Myanmar character with "
              "its marks, or a maximal run of other \\p{L}\\p{M}\\p{N}")
 _REMEDY = "re-create it with `corpus-miner tokenize INPUT -o DIR`"
-_ARRAYS = {  # file -> dtype
+_ARRAYS: dict[str, np.dtype] = {  # file -> dtype
     "tokens.bin": np.dtype("<u4"),
     "doc_offsets.bin": np.dtype("<i8"),
     "vocab_offsets.bin": np.dtype("<i8"),

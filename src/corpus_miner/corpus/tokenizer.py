@@ -239,7 +239,9 @@ class TokenIdAssigner:
         n_vocab = self.n_vocab
         vocab_offsets = self._vocab_offsets[:n_vocab + 1].copy()
         vocab = StringList(vocab_offsets, self._vocab_bytes[:vocab_offsets[-1]].copy())
-        self._tokens = self._doc_ends = self._table = np.zeros(0, dtype=np.int32)
+        self._tokens = np.zeros(0, dtype=np.uint32)  # the buffers now belong to the caller
+        self._doc_ends = np.zeros(0, dtype=np.int64)
+        self._table = np.zeros(0, dtype=np.int32)
         return tokens, doc_offsets, vocab
 
 

@@ -46,8 +46,10 @@ class Grown:
             column.append(np.asarray(values, dtype=np.int64))
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        return tuple(np.concatenate(c) if c else np.empty(0, np.int64)
-                     for c in (self.start, self.length, self.df, self.occurrences))
+        start, length, df, occurrences = (np.concatenate(c) if c else np.empty(0, np.int64)
+                                          for c in (self.start, self.length, self.df,
+                                                    self.occurrences))
+        return start, length, df, occurrences
 
 
 def grow_all(g: gk.Growth, order: np.ndarray, n_ranks: int, window_ok: np.ndarray,

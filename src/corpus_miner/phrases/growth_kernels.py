@@ -108,7 +108,7 @@ def new_workspace(max_occurrences: int, n_ranks: int) -> Workspace:
     per_occurrence = [np.empty(k, dtype=np.int64) for _ in range(7)]
     stack = [np.empty(k + 1, dtype=np.int64) for _ in range(3)]
     per_word = [np.zeros(n_ranks + 1, dtype=np.int64) for _ in range(3)]
-    return Workspace(*per_occurrence, *stack, *per_word,
+    return Workspace(*per_occurrence, *stack, *per_word,  # type: ignore[call-arg]
                      np.full(n_ranks + 1, -2, dtype=np.int64), np.empty(n_ranks + 1, np.int64))
 
 

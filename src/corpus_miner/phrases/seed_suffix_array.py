@@ -61,4 +61,5 @@ def grow_seed_by_suffix_array(tokens: np.ndarray, doc_offsets: np.ndarray,
             for column, value in zip(found, (occurrences[0], length, intervals.df[i],
                                              len(occurrences))):
                 column.append(value)
-    return tuple(np.array(column, dtype=np.int64) for column in found)
+    starts, lengths, dfs, counts = (np.array(column, dtype=np.int64) for column in found)
+    return starts, lengths, dfs, counts

@@ -132,10 +132,10 @@ def _original_segments(world: WebWorld, rng: np.random.Generator, docs: np.ndarr
         parts.append(_segments(docs[rows], key, TEMPLATE, tpl, world.tpl_lengths[tpl], LINE))
     parts.append(_segments(docs[owner], 10 + 2 * index + 1, ZIPF, 0, lengths, PARAGRAPH))
     tail_roles = ((WIDGET, None), (DISCLAIMER, 1 << 40), (FOOTER, (1 << 40) + 1))
-    for role, key in tail_roles:
+    for role, tail_key in tail_roles:
         rows = np.flatnonzero(show[:, role])
         tpl = world.site_templates[sites[rows], role]
-        keys = 10 + 2 * widget_at[rows] if key is None else key
+        keys = 10 + 2 * widget_at[rows] if tail_key is None else tail_key
         parts.append(_segments(docs[rows], keys, TEMPLATE, tpl, world.tpl_lengths[tpl],
                                PARAGRAPH))
     for k, tpl in enumerate(world.shared_templates):
@@ -311,7 +311,7 @@ def _write_parts(tables: Iterator[pa.Table], folder: Path) -> None:
     block while the next one is generated."""
     import pyarrow.parquet as pq
 
-    writer = None
+    writer: pq.ParquetWriter | None = None
     part = 0
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = None
@@ -323,6 +323,7 @@ def _write_parts(tables: Iterator[pa.Table], folder: Path) -> None:
                     writer.close()
                 writer = pq.ParquetWriter(folder / f"part-{part:05d}.parquet", table.schema)
                 part += 1
+            assert writer is not None  # opened at block 0
             pending = pool.submit(writer.write_table, table)
         if pending is not None:
             pending.result()
@@ -345,7 +346,7 @@ def write_web(output, params: WebParams, n_docs: int | None = None,
         raise ParameterError(f"{output}: write .jsonl, .jsonl.gz, .parquet, or a folder name "
                              "(no suffix) for Parquet parts")
     world = WebWorld(params)
-    counts = {"documents": 0, "tokens": 0, "reposts": 0, "reposts_variables_only": 0,
+    counts: dict[str, float] = {"documents": 0, "tokens": 0, "reposts": 0, "reposts_variables_only": 0,
               "reposts_paragraph_added": 0, "reposts_paragraph_dropped": 0}
 
     def tables() -> Iterator[pa.Table]:
