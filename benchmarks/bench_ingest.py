@@ -28,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from data_paths import CORPORA  # noqa: E402
+
 RESULTS = Path(__file__).resolve().parent / "results"
 
 CHILD = r'''

@@ -31,9 +31,9 @@ import numpy as np
 import psutil
 import pyarrow as pa
 
+from corpus_miner.dedup.shingles import shingle_batch
 from corpus_miner.io.atomic import atomic_path
 from corpus_miner.io.readers import read_documents
-from corpus_miner.dedup.shingles import shingle_batch
 
 GB = 1024 ** 3
 
@@ -84,9 +84,9 @@ def load_frame(spark, args, limit: int):
     if mode == "auto":
         mode = "spark" if "://" in args.input_path else "pyarrow"
     if mode == "spark":
-        from corpus_miner.spark import frames
-
         from pyspark.sql import functions as F
+
+        from corpus_miner.spark import frames
 
         reader = spark.read.parquet if _is_parquet(args.input_path) else spark.read.json
         # Spark packs file splits into partitions largest first, so partition order is not file
@@ -245,9 +245,9 @@ def planted_row(spark, args) -> dict:
     ids, texts, sources = plant_copies(ids, texts, args.planted, args.seed)
     df = spark.createDataFrame(pa.table({"id": ids, "text": texts})).persist()
     df.count()
-    from spark_lshbloom import SparkLSHBloom
-
     from pyspark.sql import functions as F
+
+    from spark_lshbloom import SparkLSHBloom
     model = SparkLSHBloom()  # defaults, as a user would run it
     start = time.perf_counter()
     numbered = df.withColumn("_pos", F.monotonically_increasing_id())

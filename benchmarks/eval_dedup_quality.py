@@ -124,6 +124,7 @@ def quality(args):
 def sketch_error(texts, pairs, args):
     """Jaccard estimates of OPH vs classic MinHash against the exact Jaccard of candidate pairs."""
     from groundtruth import exact_jaccard, shingle_sets
+
     from corpus_miner.dedup import LSHBloomParams, signatures_for_texts
     sets = shingle_sets(texts)
     pair_array = np.array(sorted(pairs), dtype=np.int64)

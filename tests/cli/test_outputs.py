@@ -10,9 +10,9 @@ import sys
 import pytest
 
 from corpus_miner.cli import main
+from corpus_miner.corpus import load_corpus
 from corpus_miner.coverage.clean import Cleaner
 from corpus_miner.coverage.coverage import Coverage
-from corpus_miner.corpus import load_corpus
 from corpus_miner.errors import OutputError
 from corpus_miner.io import read_documents, write_records
 from corpus_miner.io.overlap import check_apart

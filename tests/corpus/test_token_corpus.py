@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpus_miner.corpus import TokenCorpus, load_corpus
+from corpus_miner.errors import FormatError
 from corpus_miner.io.artefact import metadata_checksum
 from corpus_miner.io.strings import StringList
-from corpus_miner.errors import FormatError
 from tests.corpus.reference import reference_ids
 
 DOCS = [{"id": "d1", "text": "The cat sat. THE CAT!"}, {"id": "d2", "text": ""},

@@ -12,10 +12,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpus_miner.corpus import load_corpus, token_spans, tokenize
-from corpus_miner.errors import InputError, NotFittedError, ParameterError
-from corpus_miner.phrases import BloomSpan
 from corpus_miner.coverage.clean import Cleaner
 from corpus_miner.coverage.coverage import Coverage, phrases_from_texts
+from corpus_miner.errors import InputError, NotFittedError, ParameterError
+from corpus_miner.phrases import BloomSpan
 
 SIGMA, MIN_LENGTH = 4, 4
 TEMPLATES = {

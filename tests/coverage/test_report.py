@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from corpus_miner.corpus import load_corpus, tokenize
-from corpus_miner.io import read_documents
-from corpus_miner.errors import InputError, ParameterError
-from corpus_miner.phrases import BloomSpan
 from corpus_miner.coverage.coverage import Coverage
 from corpus_miner.coverage.report import CoverageReport, host_of, parse_group_by
+from corpus_miner.errors import InputError, ParameterError
+from corpus_miner.io import read_documents
+from corpus_miner.phrases import BloomSpan
 from tests.coverage.test_clean import MIN_LENGTH, SIGMA, web_documents, write_jsonl
 
 
@@ -136,8 +136,8 @@ def test_group_by_parsing_and_hosts(web):
 
 
 def test_group_by_a_mixed_type_field_uses_the_original_values():
-    from corpus_miner.io.jsonl import _rows_to_table
     from corpus_miner.coverage.report import MISSING_GROUP, _group_values
+    from corpus_miner.io.jsonl import _rows_to_table
 
     records = _rows_to_table([{"text": "a", "site": "x.org"}, {"text": "b", "site": 7},
                               {"text": "c"}])

@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from corpus_miner.io.atomic import atomic_dir, atomic_path
 from corpus_miner.errors import OutputError
+from corpus_miner.io.atomic import atomic_dir, atomic_path
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")

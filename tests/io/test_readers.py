@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from corpus_miner.io import ReadStats, read_documents
 from corpus_miner.errors import InputError
+from corpus_miner.io import ReadStats, read_documents
 
 ROWS = [{"id": "a", "text": "Hello world", "lang": "en"},
         {"id": "b", "text": "Zweite Zeile", "lang": "de"},

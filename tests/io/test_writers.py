@@ -8,8 +8,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from corpus_miner.io import read_documents, write_records
 from corpus_miner.errors import ParameterError
+from corpus_miner.io import read_documents, write_records
 
 ROWS = [{"id": "a", "text": "x y", "n": 1, "tags": ["p", "q"]},
         {"id": "b", "text": "ü", "n": 2, "tags": []}]

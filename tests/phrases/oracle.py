@@ -14,7 +14,7 @@ because df never grows when a phrase is extended.)
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def substring_support(docs: Sequence[Sequence[int]]) -> tuple[dict, dict]:
