@@ -130,7 +130,8 @@ miner = BloomSpan(sigma=sigma, min_length=min_length).fit(corpus); lap("mine")
 coverage = Coverage.from_miner(miner, corpus); del miner; lap("coverage")
 report = CoverageReport(coverage).collect(read_documents([path]), corpus.doc_ids)
 lap("report_contexts")
-report.write_html(out + "/report.html"); report.write_json(out + "/report.json"); lap("report_write")
+report.write_html(out + "/report.html"); report.write_json(out + "/report.json")
+lap("report_write")
 Cleaner().fit(corpus, coverage).write([path], out + "/clean.parquet"); lap("clean_write")
 """
 
@@ -165,7 +166,7 @@ def run(args) -> None:
         for n in args.parts:
             inputs = prefix_folder(args.parts_dir, n, scratch)
             figures = None
-            for repeat in range(args.repeats):
+            for _ in range(args.repeats):
                 for step in [s for s in STEPS if s in args.steps]:
                     out = scratch / f"out-{step}"
                     out.mkdir(exist_ok=True)
@@ -188,7 +189,8 @@ def run(args) -> None:
                            "load_before": round(load, 1), "commit": args.commit}
                     append(row, CSV)
                     print(f"{step:9s} {n:3d} parts {tokens:>14,} tokens  "
-                          f"wall {row['wall_s']:8.1f} s  cpu {row['cpu_s']:8.1f} s  peak {row['peak_rss_mb']:8.0f} MB  "
+                          f"wall {row['wall_s']:8.1f} s  cpu {row['cpu_s']:8.1f} s  "
+                          f"peak {row['peak_rss_mb']:8.0f} MB  "
                           f"load {load:.1f}", flush=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -8,8 +8,9 @@
 Writes to benchmarks/results/:
   bloomspan_stages.csv  one row per (corpus, sigma, min_length): medians over --repeats runs, each
       in a fresh process (numba cache warmed on a tiny corpus first, corpus already loaded):
-      seconds (and seconds_min, the best run: closest to an idle machine), cpu_seconds (process CPU time: on a shared, busy machine wall time also measures
-      the other tenants), us_per_token and cpu_us_per_token, bytes_per_token (peak RSS of the
+      seconds (and seconds_min, the best run: closest to an idle machine), cpu_seconds (process
+      CPU time: on a shared, busy machine wall time also measures the other tenants),
+      us_per_token and cpu_us_per_token, bytes_per_token (peak RSS of the
       mining call above the RSS just before it; the kernel's high-water mark is reset at the
       start), the CPU seconds of each stage, and the filter/seed counts.
   bloomspan_filter.csv  counting-filter size sweep at sigma 20, min_length 10: windows passing the
@@ -79,7 +80,7 @@ def stage_rows(names, cache: Path, repeats: int) -> list[dict]:
             runs = [run_once(folder, sigma, min_length) for _ in range(repeats)]
             first = runs[0]
             tokens = first["tokens"]
-            med = lambda key: statistics.median(r[key] for r in runs)  # noqa: E731
+            med = lambda key, runs=runs: statistics.median(r[key] for r in runs)  # noqa: E731
             row = {"corpus": name, "tokens": tokens, "documents": first["documents"],
                    "sigma": sigma, "min_length": min_length, "repeats": repeats,
                    "seconds": round(med("seconds_total"), 4),

@@ -1,8 +1,8 @@
 """Speed, memory and index size of LSHBloom vs datasketch, on one core, on the same documents.
 
-Documents: windows of real documentation pages (benchmarks/data_paths.py), normalised and cut to 2,004
-characters, so each has 2,000 character 5-shingles. Every method runs the full pipeline on them
-(shingle + sketch + index query/insert, in input order):
+Documents: windows of real documentation pages (benchmarks/data_paths.py), normalised and cut to
+2,004 characters, so each has 2,000 character 5-shingles. Every method runs the full pipeline on
+them (shingle + sketch + index query/insert, in input order):
 - datasketch: MinHash(num_perm).update_batch(shingles) + MinHashLSH(params=(bands, rows))
   query then insert (shingling in Python, as a datasketch user does);
 - ours: LSHBloom(...).deduplicate(texts) for each mode and sketch (numba, JIT warmed up first).
@@ -100,7 +100,8 @@ def run_datasketch(texts, num_perm, bands, rows, seed=1):
 
 
 def run_ours(texts, mode, sketch, num_perm):
-    return int(LSHBloom(num_perm=num_perm, mode=mode, sketch=sketch).deduplicate(texts).is_duplicate.sum())
+    model = LSHBloom(num_perm=num_perm, mode=mode, sketch=sketch)
+    return int(model.deduplicate(texts).is_duplicate.sum())
 
 
 def round_robin(methods: dict, repeats: int) -> dict:
@@ -182,7 +183,8 @@ def index_sizes(texts):
                              "fp_prob_per_doc": round(kwargs["fp_prob"], 6),
                              "band_entries": table.index_.num_keys,
                              "lshbloom_bytes": bloom_bytes, "band_table_bytes": table_bytes,
-                             "bloom_bits_per_key": round(bloom.index_.num_bits / (len(texts) * bloom.bands_), 2),
+                             "bloom_bits_per_key": round(
+                                 bloom.index_.num_bits / (len(texts) * bloom.bands_), 2),
                              "size_ratio": round(table_bytes / bloom_bytes, 2)})
     return rows_out
 
@@ -202,7 +204,8 @@ def main(argv=None) -> int:
     texts = bench_documents(args.docs)
     n_docs = len(texts)
     megabytes = sum(len(t.encode()) for t in texts) / 1e6
-    print(f"{n_docs} documents of {WINDOW} characters ({megabytes:.1f} MB), {args.num_perm} perms", flush=True)
+    print(f"{n_docs} documents of {WINDOW} characters ({megabytes:.1f} MB), "
+          f"{args.num_perm} perms", flush=True)
     bands, rows = LSHBloom(num_perm=args.num_perm).params.validated().bands_rows
     for mode in ("lshbloom", "minhash_lsh"):
         for sketch in ("minhash", "oph"):
@@ -235,7 +238,8 @@ def main(argv=None) -> int:
               f"{peak / n_docs / 1024:6.1f} KiB/doc peak  dups={found}", flush=True)
     for sketch in ("minhash", "oph"):
         stages = stage_breakdown(texts, args.num_perm, sketch, args.repeats)  # CPU seconds
-        print(f"lshbloom/{sketch} stages: " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in stages.items()))
+        print(f"lshbloom/{sketch} stages: "
+              + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in stages.items()))
         for name, value in stages.items():
             table.append({"method": f"stage:{name}", "sketch": sketch, "index": "lshbloom",
                           "n_docs": n_docs, "num_perm": args.num_perm, "bands": bands, "rows": rows,

@@ -115,17 +115,20 @@ def main(argv=None) -> int:
             startup = median[name.replace("CLI", "start-up")]
             beyond_wall = figures["wall"] - startup["wall"]
             beyond_cpu = figures["cpu"] - startup["cpu"]
+            in_process = median["in-process"]
             row |= {"beyond_startup_wall": round(beyond_wall, 3),
                     "beyond_startup_cpu": round(beyond_cpu, 3),
-                    "ratio_to_in_process_wall": round(beyond_wall / median["in-process"]["wall"], 2),
-                    "ratio_to_in_process_cpu": round(beyond_cpu / median["in-process"]["cpu"], 2)}
+                    "ratio_to_in_process_wall": round(beyond_wall / in_process["wall"], 2),
+                    "ratio_to_in_process_cpu": round(beyond_cpu / in_process["cpu"], 2)}
             if same is not None:
                 row["same_records_both_clis"] = same
         row["load_average"] = f"{load[0]:.1f}-{load[1]:.1f}"
         rows.append(row)
         print(", ".join(f"{k} {v}" for k, v in row.items()), flush=True)
     duplicates = {r["duplicates"] for r in inner}
-    print(f"in-process duplicates: {duplicates}; CLI: {(runs['CLI'][-1]['out'] + runs['CLI'][-1]['err']).strip()}")
+    last_cli = runs["CLI"][-1]
+    print(f"in-process duplicates: {duplicates}; "
+          f"CLI: {(last_cli['out'] + last_cli['err']).strip()}")
     if same is not None:
         print(f"both CLIs wrote the same records (as JSON values): {same}")
     from eval_dedup_quality import write_csv

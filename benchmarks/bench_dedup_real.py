@@ -43,8 +43,9 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")  # one core, like the Python lib
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # groundtruth, eval_dedup_quality: imported
-# where used, so that a worker process imports only its own method's library
+# groundtruth, eval_dedup_quality: imported where used, so that a worker process imports only its
+# own method's library
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DATASET = "docpages-5466"
@@ -250,8 +251,10 @@ def main(argv=None) -> int:
                "signatures_identical": identical if method == "corpus-miner minhash" else ""}
         rows.append(row)
         print(f"{method:22s} {row['docs_per_s']:8.0f} docs/s  excl. shingling "
-              f"{row['docs_per_s_excluding_shingling']:8.0f} docs/s  peak {row['peak_rss_mb']:6.1f} MB "
-              f"(before runs {row['texts_rss_mb']:.1f}, working {row['working_mb']:.1f})  copies {row['copies_found']}/{row['copies']}  "
+              f"{row['docs_per_s_excluding_shingling']:8.0f} docs/s  "
+              f"peak {row['peak_rss_mb']:6.1f} MB "
+              f"(before runs {row['texts_rss_mb']:.1f}, working {row['working_mb']:.1f})  "
+              f"copies {row['copies_found']}/{row['copies']}  "
               f"false removals {row['false_removals']}", flush=True)
     from eval_dedup_quality import write_csv
     write_csv(RESULTS / "bench_dedup_real.csv", rows)

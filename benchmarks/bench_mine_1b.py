@@ -4,9 +4,9 @@
         [--algorithms bloomspan fhk] [--cache-dir DIR] [--reference-src DIR]
 
 PARQUET_DIR is a folder of Parquet parts (id, text), e.g. the 1,000,000,318-token web-like corpus
-made by `python benchmarks/gen_big.py DIR 1e9` (27 parts of ~37M tokens; see the README). --sizes lists how
-many leading parts make each corpus (3 parts ~ 113M tokens, 8 ~ 301M, 27 = all). Each corpus is
-tokenized once (`corpus-miner tokenize`, cached in --cache-dir) and then mined by
+made by `python benchmarks/gen_big.py DIR 1e9` (27 parts of ~37M tokens; see the README). --sizes
+lists how many leading parts make each corpus (3 parts ~ 113M tokens, 8 ~ 301M, 27 = all). Each
+corpus is tokenized once (`corpus-miner tokenize`, cached in --cache-dir) and then mined by
 `corpus-miner phrases CORPUS --sigma S --min-length L --algorithm A -o OUT --stats STATS` under
 /usr/bin/time -v, one process per run, so the figures are what a user of the command gets:
 

@@ -128,7 +128,8 @@ def _from_token_lists(docs, name: str):
     from corpus_miner.corpus.token_corpus import TokenCorpus
 
     vocab: dict[str, int] = {}
-    ids = np.fromiter((vocab.setdefault(w, len(vocab)) for doc in docs for w in doc), dtype=np.uint32)
+    ids = np.fromiter((vocab.setdefault(w, len(vocab)) for doc in docs for w in doc),
+                      dtype=np.uint32)
     offsets = np.zeros(len(docs) + 1, dtype=np.int64)
     np.cumsum([len(doc) for doc in docs], out=offsets[1:])
     return TokenCorpus(ids, offsets, [f"{name}-{i}" for i in range(len(docs))], list(vocab))
@@ -309,7 +310,8 @@ def main(argv=None) -> int:
                                us_per_token=round(result["seconds"] * 1e6 / max(n_tokens, 1), 4),
                                phrases=result["phrases"], runs=result["runs"],
                                auto_choice=result["auto_choice"])
-                    print(f"  {algorithm}: {result['seconds']:.2f} s, {row['bytes_per_token']} B/token"
+                    print(f"  {algorithm}: {result['seconds']:.2f} s, "
+                          f"{row['bytes_per_token']} B/token"
                           f", {result['phrases']} phrases, identical={identical}", file=sys.stderr)
                 else:
                     row.update(seconds="", peak_rss_mb="", bytes_per_token="", us_per_token="",

@@ -139,8 +139,8 @@ def main(argv=None) -> int:
         rss = max(r["peak_rss_mb"] for r in rows if r["step"] == step)
         print(f"{step:15s} {med[step]:9.2f} {med[step] / med['mine']:7.2f} {rss:8.0f} "
               f"{rss * 2**20 / stages['tokens']:8.1f}")
-    print("stages (s): " + ", ".join(f"{k} {stages[k]:.2f}" for k in
-                                     ("load", "mine", "coverage", "collect", "html", "clean_write")))
+    names = ("load", "mine", "coverage", "collect", "html", "clean_write")
+    print("stages (s): " + ", ".join(f"{k} {stages[k]:.2f}" for k in names))
     return 0
 
 

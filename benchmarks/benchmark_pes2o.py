@@ -8,7 +8,8 @@ Input: a folder (or file) of Parquet or JSONL documents with --text-col / --id-c
 documents in file order are used for each size N. For every size the script, on one Spark
 session, (1) times computing the band keys alone (keys_sec: shingling + sketching + banding, the
 work both indexes share), (2) builds each index with fit() and saves it --repeat times, keeping
-the fastest (wall_clock_sec = fit + save; index_only_sec = fit - keys_sec), (3) runs the one-shot deduplicate of both methods on the same rows and compares their answers.
+the fastest (wall_clock_sec = fit + save; index_only_sec = fit - keys_sec), (3) runs the one-shot
+deduplicate of both methods on the same rows and compares their answers.
 Index sizes: lshbloom = the saved index folder (Bloom bits + metadata); minhash_lsh = the band
 table written as compressed Parquet by Spark (the seed's definition), with the shared-format
 folder size alongside. --planted P adds the correctness row: the first --planted-base documents
@@ -65,7 +66,7 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
-# -- input ------------------------------------------------------------------------------------------
+# -- input -----------------------------------------------------------------------------------------
 def read_local(path: str, limit: int, text_col: str, id_col: str) -> pa.Table:
     ids, texts, n = [], [], 0
     for batch in read_documents([path], text_field=text_col, id_field=id_col):
@@ -100,8 +101,8 @@ def load_frame(spark, args, limit: int):
     else:
         table = read_local(args.input_path, limit, args.text_col, args.id_col)
         if mode == "python":
-            df = spark.createDataFrame(list(zip(table["id"].to_pylist(), table["text"].to_pylist())),
-                                       "id string, text string")
+            rows = list(zip(table["id"].to_pylist(), table["text"].to_pylist()))
+            df = spark.createDataFrame(rows, "id string, text string")
         else:
             df = spark.createDataFrame(table)
     # Contiguous ranges of the input order, so every core gets work and the order is kept.
@@ -140,14 +141,16 @@ def model_for(args, mode: str, **overrides):
     from spark_lshbloom import SparkLSHBloom
 
     params = dict(threshold=args.threshold, num_perm=args.num_perm, mode=mode,
-                  num_bands=args.num_bands or None, fp_prob=args.fp_prob, shingle_size=args.shingle_size,
-                  seed=args.seed, max_shingles=args.max_shingles, deduplicate_chunks=args.chunks)
+                  num_bands=args.num_bands or None, fp_prob=args.fp_prob,
+                  shingle_size=args.shingle_size, seed=args.seed, max_shingles=args.max_shingles,
+                  deduplicate_chunks=args.chunks)
     params.update(overrides)
     return SparkLSHBloom(**params)
 
 
 def keys_seconds(args, df) -> float:
-    """Time to compute every band key once (shingle + sketch + band), the work both indexes share."""
+    """Time to compute every band key once (shingle + sketch + band): the work both indexes
+    share."""
     from pyspark.sql import functions as F
 
     from corpus_miner.spark import frames
@@ -208,7 +211,7 @@ def dedup_flags(args, df, mode: str, **overrides) -> tuple[np.ndarray, float]:
     return flags.sort_values("_pos")["is_duplicate"].to_numpy(), seconds
 
 
-# -- planted copies ----------------------------------------------------------------------------------
+# -- planted copies --------------------------------------------------------------------------------
 def plant_copies(ids, texts, n_copies: int, seed: int):
     """Originals in order, then n_copies near-copies (1% of words substituted, case and spacing
     changed) of random originals, each appended after all originals."""
@@ -248,6 +251,7 @@ def planted_row(spark, args) -> dict:
     from pyspark.sql import functions as F
 
     from spark_lshbloom import SparkLSHBloom
+
     model = SparkLSHBloom()  # defaults, as a user would run it
     start = time.perf_counter()
     numbered = df.withColumn("_pos", F.monotonically_increasing_id())
@@ -271,8 +275,8 @@ def planted_row(spark, args) -> dict:
             "bloom_num_bits": model.bloom.num_bits, "bloom_num_hashes": model.bloom.num_hashes}
 
 
-COLUMNS = ["method", "n_docs", "wall_clock_sec", "fit_sec", "save_sec", "keys_sec", "index_only_sec",
-           "index_size_bytes",
+COLUMNS = ["method", "n_docs", "wall_clock_sec", "fit_sec", "save_sec", "keys_sec",
+           "index_only_sec", "index_size_bytes",
            "index_size_gb", "local_format_bytes", "band_entries", "driver_rss_delta_gb",
            "jvm_rss_delta_gb", "bloom_num_bits", "bloom_num_hashes", "bands", "rows", "partitions",
            "dedup_sec", "duplicates_found", "agreement", "only_this_method", "copies_total",
@@ -313,7 +317,8 @@ def main(argv=None) -> int:
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
         keys_sec = min(keys_seconds(args, df) for _ in range(max(1, args.repeat)))
-        built = {mode: build_row(args, df, n_docs, mode, work) for mode in ("lshbloom", "minhash_lsh")}
+        built = {mode: build_row(args, df, n_docs, mode, work)
+                 for mode in ("lshbloom", "minhash_lsh")}
         for row in built.values():
             row.update(keys_sec=keys_sec, index_only_sec=row["fit_sec"] - keys_sec)
         flags = {mode: dedup_flags(args, df, mode) for mode in ("lshbloom", "minhash_lsh")}

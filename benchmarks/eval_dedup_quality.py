@@ -46,7 +46,8 @@ def datasketch_flags(texts, num_perm, bands, rows, seed, shingle_size=5):
     lsh = MinHashLSH(num_perm=num_perm, params=(bands, rows))
     flags, matched = [], []
     for d, text in enumerate(normalized):
-        grams = {text[i:i + shingle_size].encode() for i in range(max(1, len(text) - shingle_size + 1))}
+        starts = range(max(1, len(text) - shingle_size + 1))
+        grams = {text[i:i + shingle_size].encode() for i in starts}
         m = MinHash(num_perm=num_perm, seed=seed)
         m.update_batch(list(grams))
         hits = lsh.query(m)
@@ -102,7 +103,8 @@ def quality(args):
             inside = (truth_j >= low) & (truth_j < high)
             n = int(inside.sum())
             flagged = int(flags[inside].sum())
-            rows_out.append({"method": method, "sketch": sketch, "jaccard_band": f"{low:.2f}-{min(high, 1):.2f}",
+            rows_out.append({"method": method, "sketch": sketch,
+                             "jaccard_band": f"{low:.2f}-{min(high, 1):.2f}",
                              "n_docs": n, "flagged": flagged,
                              "flag_rate": round(flagged / n, 4) if n else "",
                              "above_threshold": low >= args.threshold})
@@ -116,7 +118,8 @@ def quality(args):
     exact = runs["minhash_lsh/minhash"][0]
     bloom = runs["lshbloom/minhash"][0]
     print(f"lshbloom vs minhash_lsh (classic): {int((bloom != exact).sum())} disagreements, "
-          f"{int((bloom & ~exact).sum())} extra flags (Bloom FPs), {int((~bloom & exact).sum())} missed")
+          f"{int((bloom & ~exact).sum())} extra flags (Bloom FPs), "
+          f"{int((~bloom & exact).sum())} missed")
     write_csv(RESULTS / "dedup_quality.csv", rows_out)
     sketch_error(texts, pairs, args)
 
@@ -138,10 +141,13 @@ def sketch_error(texts, pairs, args):
             inside = (exact >= low) & (exact < high)
             error = estimate[inside] - exact[inside]
             rows_out.append({"sketch": sketch, "num_perm": args.num_perm,
-                             "jaccard_band": f"{low:.2f}-{min(high, 1):.2f}", "pairs": int(inside.sum()),
+                             "jaccard_band": f"{low:.2f}-{min(high, 1):.2f}",
+                             "pairs": int(inside.sum()),
                              "bias": round(float(error.mean()), 5) if inside.any() else "",
-                             "rmse": round(float(np.sqrt((error ** 2).mean())), 5) if inside.any() else ""})
-            print(f"sketch {sketch:8s} J in [{low:.2f},{min(high, 1):.2f}): {int(inside.sum()):6d} pairs "
+                             "rmse": (round(float(np.sqrt((error ** 2).mean())), 5)
+                                      if inside.any() else "")})
+            print(f"sketch {sketch:8s} J in [{low:.2f},{min(high, 1):.2f}): "
+                  f"{int(inside.sum()):6d} pairs "
                   f"bias {rows_out[-1]['bias']} rmse {rows_out[-1]['rmse']}")
     write_csv(RESULTS / "dedup_sketch_error.csv", rows_out)
 
@@ -169,7 +175,8 @@ def bloom_fp(args):
         flagged = bloom.transform(queries)[unique]
         measured = float(flagged.mean())
         rows_out.append({"data": "real documents", "fp_prob": fp_prob, "bands": bloom.bands_,
-                         "indexed_docs": len(reference_unique), "queried_unique_docs": int(unique.sum()),
+                         "indexed_docs": len(reference_unique),
+                         "queried_unique_docs": int(unique.sum()),
                          "false_positives": int(flagged.sum()), "measured_fp": round(measured, 6),
                          "ratio": round(measured / fp_prob, 3),
                          "num_bits": bloom.index_.num_bits, "num_hashes": bloom.index_.num_hashes})

@@ -55,7 +55,8 @@ def edit(text: str, kind: str, strength: float, rng: np.random.Generator) -> str
         return " ".join(w for i, w in enumerate(words) if i not in drop)
     if kind == "substitute":
         for i in rng.choice(len(words), size=min(n_edit, len(words)), replace=False):
-            words[i] = "".join(rng.choice(list("abcdefghijklmnopqrstuvwxyz"), size=len(words[i]) or 1))
+            letters = rng.choice(list("abcdefghijklmnopqrstuvwxyz"), size=len(words[i]) or 1)
+            words[i] = "".join(letters)
         return " ".join(words)
     if kind == "truncate":
         return text[: max(1, int(len(text) * (1 - strength)))]
@@ -91,7 +92,7 @@ def plant_near_duplicates(docs, n_copies, seed=0, strengths=(0.01, 0.03, 0.05, 0
     # keep originals first in file order, copies spread after their original
     position = {doc_id: i for i, (doc_id, _, _) in enumerate(order[: len(docs)])}
     keyed = []
-    for i, (doc_id, text, meta) in enumerate(order):
+    for doc_id, text, meta in order:
         if meta is None:
             keyed.append((position[doc_id], 0, doc_id, text, meta))
         else:
@@ -139,7 +140,8 @@ def candidate_pairs(texts, extra_pairs=(), low_threshold=0.3, max_group=300):
 
 
 def best_earlier_jaccard(texts, pairs, shingle_size=5):
-    """Per document: max exact Jaccard with an earlier document over the candidate pairs (0 if none)."""
+    """Per document: max exact Jaccard with an earlier document over the candidate pairs (0 if
+    none)."""
     sets = shingle_sets(texts, shingle_size)
     best = np.zeros(len(texts))
     for i, j in pairs:

@@ -94,7 +94,8 @@ PACKING = st.sampled_from(["plain", "plain", "gzip", "zstd"])
 CUTS = st.none() | st.none() | st.floats(0, 1)
 
 
-@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 300)), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 300)), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(lines=LINES, kind=PACKING, cut=CUTS, skip_bad=st.booleans(), batch=st.integers(1, 400))
 def test_readers_give_exact_records_or_one_clear_error(tmp_path_factory, lines, kind, cut,
                                                        skip_bad, batch):

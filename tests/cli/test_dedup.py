@@ -57,7 +57,8 @@ def test_dedup_writes_unique_documents_in_order_with_all_fields(tmp_path, extra)
 def test_dedup_matches_the_library(tmp_path):
     docs = _docs(seed=3) + _docs(seed=3)[:5]  # exact repeats at the end too
     source = _write_jsonl(tmp_path / "in.jsonl", docs)
-    assert main(["dedup", source, "-o", str(tmp_path / "o.jsonl"), "--annotate", "--num-perm", "64"]) == 0
+    assert main(["dedup", source, "-o", str(tmp_path / "o.jsonl"), "--annotate",
+                 "--num-perm", "64"]) == 0
     flags = [d["is_duplicate"] for d in _read_jsonl(tmp_path / "o.jsonl")]
     expected = LSHBloom(num_perm=64).deduplicate([d["text"] for d in docs]).is_duplicate
     assert flags == expected.tolist()
@@ -139,11 +140,13 @@ def test_index_build_then_query(tmp_path, capsys):
         assert main(["index", "query", str(index), new_path, "-o", str(out)]) == 0
         assert [d["id"] for d in _read_jsonl(out)] == [d["id"] for d in new[:6]]
         annotated = tmp_path / f"ann-{mode}.jsonl"
-        assert main(["index", "query", str(index), new_path, "-o", str(annotated), "--annotate"]) == 0
+        assert main(["index", "query", str(index), new_path, "-o", str(annotated),
+                     "--annotate"]) == 0
         rows = _read_jsonl(annotated)
         assert [r["is_duplicate"] for r in rows] == [False] * 6 + [True, True]
         if mode == "minhash_lsh":
-            assert [r["duplicate_of"] for r in rows[-2:]] == [reference[0]["id"], reference[4]["id"]]
+            assert ([r["duplicate_of"] for r in rows[-2:]]
+                    == [reference[0]["id"], reference[4]["id"]])
     assert "index query" in capsys.readouterr().err
 
 

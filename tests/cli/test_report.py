@@ -113,7 +113,8 @@ def test_user_errors_are_one_line(inputs, tmp_path, capsys, argv, message):
 
 
 @pytest.mark.parametrize("argv, offers_saved_corpus", [
-    (["clean"], False), (["dedup"], False), (["index", "build"], False), (["index", "query"], False),
+    (["clean"], False), (["dedup"], False), (["index", "build"], False),
+    (["index", "query"], False),
     (["report"], True), (["phrases"], True), (["stats"], True), (["tokenize"], True),
 ])
 def test_help_offers_a_saved_corpus_only_where_it_is_accepted(capsys, argv, offers_saved_corpus):

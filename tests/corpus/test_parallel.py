@@ -16,6 +16,7 @@ from corpus_miner.corpus import TokenCorpus, TokenIdAssigner, load_corpus
 from corpus_miner.corpus.build import save_corpus
 from corpus_miner.corpus.parallel import ParallelTokenizer
 from corpus_miner.corpus.vocabulary import Vocabulary
+from corpus_miner.errors import InputError
 from corpus_miner.io.readers import DocumentBatch
 from corpus_miner.io.strings import StringList
 from tests.corpus.reference import reference_ids
@@ -128,7 +129,7 @@ def test_save_corpus_of_a_saved_corpus_copies_it(many_docs, tmp_path):
 def test_failed_save_corpus_leaves_no_folder(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "fine"}\n{not json\n')
-    with pytest.raises(Exception):
+    with pytest.raises(InputError, match="malformed JSON"):
         save_corpus([bad], tmp_path / "out")
     assert not (tmp_path / "out").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["bad.jsonl"]

@@ -181,7 +181,8 @@ def test_a_version_1_folder_is_refused_with_a_message_to_re_create_it(tmp_path):
 
 def test_string_list_behaves_like_a_list():
     strings = StringList.from_strings(["a", "", "ß€", "a"])
-    assert len(strings) == 4 and strings[2] == "ß€" and strings[-1] == "a" and strings[1:3] == ["", "ß€"]
+    assert len(strings) == 4 and strings[2] == "ß€" and strings[-1] == "a"
+    assert strings[1:3] == ["", "ß€"]
     assert strings.index("a") == 0 and "ß€" in strings and "z" not in strings
     assert strings == ["a", "", "ß€", "a"] and strings.to_arrow().to_pylist() == list(strings)
     with pytest.raises(IndexError):
@@ -196,5 +197,6 @@ def test_load_corpus_over_many_batches_matches_reference(tmp_path_factory, docs,
     path.write_text("".join(json.dumps({"text": d}) + "\n" for d in docs))
     corpus = load_corpus([path], batch_size=batch_size)
     ids, vocab = reference_ids(docs)
-    assert list(corpus.vocab) == vocab and list(corpus.doc_ids) == [str(i) for i in range(len(docs))]
+    assert list(corpus.vocab) == vocab
+    assert list(corpus.doc_ids) == [str(i) for i in range(len(docs))]
     assert [corpus.doc_tokens(i).tolist() for i in range(corpus.n_docs)] == ids

@@ -33,7 +33,8 @@ def shingles(text: str, size: int, kind: str = "char") -> list[int]:
         return []
     if len(units) < size:
         return [hash_bytes(joiner.join(units).encode())]
-    return [hash_bytes(joiner.join(units[i:i + size]).encode()) for i in range(len(units) - size + 1)]
+    return [hash_bytes(joiner.join(units[i:i + size]).encode())
+            for i in range(len(units) - size + 1)]
 
 
 def capped(hashes: list[int], max_shingles: int | None) -> list[int]:
@@ -85,7 +86,8 @@ def bloom_positions(key: int, num_bits: int, num_hashes: int) -> list[int]:
 
 
 def dedup_rule(band_keys: list[list[int]]) -> tuple[list[bool], list[int]]:
-    """Brute force: duplicate iff a key was seen in an earlier doc; duplicate_of = earliest such doc."""
+    """Brute force: duplicate iff a key was seen in an earlier doc; duplicate_of = earliest such
+    doc."""
     first_doc: dict[int, int] = {}
     is_dup, dup_of = [], []
     for d, keys in enumerate(band_keys):

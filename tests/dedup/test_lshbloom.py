@@ -1,3 +1,4 @@
+import dataclasses
 import json
 import math
 
@@ -38,7 +39,8 @@ def make_corpus(n_base=40, seed=0):
     ({"fp_prob": 0.0}, "fp_prob"), ({"fp_prob": 1.5}, "fp_prob"), ({"mode": "exact"}, "mode"),
     ({"sketch": "simhash"}, "sketch"), ({"shingle_size": 0}, "shingle_size"),
     ({"expected_items": 0}, "expected_items"), ({"max_shingles": 0}, "max_shingles"),
-    ({"seed": -1}, "seed"), ({"shingle_kind": "line"}, "shingle_kind"), ({"num_perm": 2.5}, "num_perm"),
+    ({"seed": -1}, "seed"), ({"shingle_kind": "line"}, "shingle_kind"),
+    ({"num_perm": 2.5}, "num_perm"),
 ])
 def test_bad_parameters_get_clear_errors_at_fit(kwargs, match):
     model = LSHBloom(**kwargs)  # __init__ only stores
@@ -52,7 +54,7 @@ def test_aliases_and_params_dataclass():
     assert LSHBloom(mode="banding").fit(["a"]).mode_ == "minhash_lsh"
     params = LSHBloom(threshold=0.7).params
     assert isinstance(params, LSHBloomParams) and params.threshold == 0.7
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         params.threshold = 0.5  # frozen
 
 
@@ -81,7 +83,8 @@ def test_deduplicate_follows_the_rule_including_in_batch(mode, sketch):
 
 
 def test_originals_kept_copies_removed():
-    texts = ["alpha beta gamma delta " * 20, "zeta eta theta iota " * 20, "ALPHA beta gamma delta " * 20]
+    texts = ["alpha beta gamma delta " * 20, "zeta eta theta iota " * 20,
+             "ALPHA beta gamma delta " * 20]
     result = LSHBloom(num_perm=64).deduplicate(texts)
     assert result.is_duplicate.tolist() == [False, False, True]
     assert result.unique_indices().tolist() == [0, 1]
@@ -112,7 +115,8 @@ def test_result_independent_of_batching():
         stream = LSHBloom(mode=mode, num_perm=64, expected_items=len(texts))
         batches = [(texts[i:i + 7], None) for i in range(0, len(texts), 7)]
         parts = list(stream.deduplicate_stream(batches))
-        assert np.concatenate([p.is_duplicate for p in parts]).tolist() == whole.is_duplicate.tolist()
+        streamed = np.concatenate([p.is_duplicate for p in parts])
+        assert streamed.tolist() == whole.is_duplicate.tolist()
 
 
 def test_streams_need_no_expected_items_and_equal_the_batch_answer():
@@ -326,7 +330,8 @@ def test_mixed_id_types_are_one_line_errors():
 
 
 def test_lone_surrogates_are_one_line_errors():
-    """A lone surrogate (e.g. from a decoded UTF-16 fragment) cannot be UTF-8: a traceback before."""
+    """A lone surrogate (e.g. from a decoded UTF-16 fragment) cannot be UTF-8: a traceback
+    before."""
     for call in (lambda: LSHBloom(num_perm=64).deduplicate(["fine", "broken \ud800 text"]),
                  lambda: LSHBloom(num_perm=64).fit(["a"]).transform(["\udfff"])):
         with pytest.raises(InputError, match="cannot be UTF-8 encoded"):

@@ -22,7 +22,8 @@ REPO = Path(__file__).resolve().parents[2]
 def _flat(docs):
     offsets = np.zeros(len(docs) + 1, np.int64)
     offsets[1:] = np.cumsum([len(d) for d in docs])
-    flat = np.concatenate([np.asarray(d, np.uint64) for d in docs]) if docs else np.zeros(0, np.uint64)
+    flat = (np.concatenate([np.asarray(d, np.uint64) for d in docs]) if docs
+            else np.zeros(0, np.uint64))
     return flat.astype(np.uint64), offsets
 
 
@@ -80,8 +81,9 @@ def test_every_value_large_and_documents_of_identical_shingles():
     """Minima near p (the bound saturates) and documents whose shingles are all one value."""
     a, b = permutations(8, 2)
     big = [_preimage(int(a[j]), int(b[j]), P - 1 - k) for k in range(200) for j in range(8)]
+    # the last document's values are equal after reduction mod p
     docs = [np.array(big, np.uint64), np.full(500, 12345, np.uint64), np.zeros(130, np.uint64),
-            np.array([P, 2 * P, P + 1, (1 << 64) - 1] * 40, np.uint64)]  # equal after reduction mod p
+            np.array([P, 2 * P, P + 1, (1 << 64) - 1] * 40, np.uint64)]
     _assert_same(*_flat(docs), a, b)
 
 

@@ -152,7 +152,8 @@ def test_null_and_non_string_texts_are_empty_and_counted(write_jsonl):
 
 
 def test_records_keep_strings_that_look_like_timestamps(write_jsonl):
-    path = write_jsonl("d.jsonl", [{"id": "2020-01-01", "text": "x", "when": "2021-05-06T07:08:09"}])
+    path = write_jsonl("d.jsonl",
+                       [{"id": "2020-01-01", "text": "x", "when": "2021-05-06T07:08:09"}])
     ids, _, batches, _ = read_all(path)
     assert ids == ["2020-01-01"]
     assert batches[0].records.to_pylist() == [
@@ -213,7 +214,8 @@ def test_bom_crlf_and_concatenated_gzip_members(tmp_path):
 def test_invalid_utf8_is_replaced_when_arrow_parses_the_chunk(write_jsonl):
     # pyarrow's JSON parser passes invalid bytes through unchecked; without a surrogate escape
     # in the chunk nothing forced the Python path, and clean/dedup crashed on the raw bytes later.
-    path = write_jsonl("d.jsonl", [b'{"id": "x\xff", "text": "caf\xe9 ok \xff\xfe"}', {"text": "fine"}])
+    path = write_jsonl("d.jsonl",
+                       [b'{"id": "x\xff", "text": "caf\xe9 ok \xff\xfe"}', {"text": "fine"}])
     ids, texts, batches, stats = read_all(path)
     assert texts == ["caf\ufffd ok \ufffd\ufffd", "fine"] and ids == ["x\ufffd", "1"]
     assert stats.invalid_utf8_replaced == 1

@@ -59,8 +59,8 @@ def test_bloomspan_equals_fhk_on_web_like_pages(sigma, min_length):
 def test_bloomspan_and_fhk_find_the_synthetic1_answer():
     docs = synth.synthetic1(30, words_per_doc=200, seed=11)
     tokens, offsets, vocab = encode_words(docs)
-    expected = [("another unique phrase for testing", 5, 5), ("this is the first test sentence", 3, 3),
-                ("a third sentence", 4, 4)]
+    expected = [("another unique phrase for testing", 5, 5),
+                ("this is the first test sentence", 3, 3), ("a third sentence", 4, 4)]
     for miner in (mine_fhk, bloomspan.mine_bloomspan):
         table, _ = miner(tokens, offsets, 3, 2, vocab)
         assert rows(table) == expected

@@ -49,7 +49,7 @@ def test_not_fitted():
         with pytest.raises(NotFittedError, match="fit"):
             getattr(miner, name)
     with pytest.raises(AttributeError):
-        miner.no_such_thing
+        _ = miner.no_such_thing
 
 
 def test_init_only_stores_and_fit_validates():

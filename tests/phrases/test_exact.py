@@ -93,7 +93,8 @@ def test_fhk_equals_oracle_on_seeded_random_corpora():
         sigma, min_length = int(rng.integers(2, 6)), int(rng.integers(2, 5))
         tokens, offsets, vocab = flatten(docs)
         table, _ = mine_fhk(tokens, offsets, sigma, min_length, vocab)
-        assert table.key_set() == brute_force_mcfp(docs, sigma, min_length), (docs, sigma, min_length)
+        expected = brute_force_mcfp(docs, sigma, min_length)
+        assert table.key_set() == expected, (docs, sigma, min_length)
 
 
 def test_article_toy_example():
@@ -105,8 +106,9 @@ def test_article_toy_example():
     docs = [[vocab.setdefault(w, len(vocab)) for w in text.split()] for text in texts]
     tokens, offsets, _ = flatten(docs)
     table, _ = mine_fhk(tokens, offsets, 3, 2, list(vocab))
-    assert [(table.text(i), int(table.df[i]), int(table.occurrences[i])) for i in range(len(table))] \
-        == [("free shipping on orders over 50 dollars", 3, 3)]
+    found = [(table.text(i), int(table.df[i]), int(table.occurrences[i]))
+             for i in range(len(table))]
+    assert found == [("free shipping on orders over 50 dollars", 3, 3)]
 
 
 def test_output_is_in_canonical_order_with_vocab_text():

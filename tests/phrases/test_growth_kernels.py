@@ -70,7 +70,6 @@ def test_distinct_documents():
 def test_mark_found_sets_coverage_and_dead_bits():
     # docs: [5 1 2 3 4 9 8] [6 1 2 3 4]; phrase "1 2 3 4" found at 1 and 8, min_length 3
     tokens = np.array([5, 1, 2, 3, 4, 9, 8, 6, 1, 2, 3, 4], dtype=np.uint32)
-    offsets = np.array([0, 7, 12], dtype=np.int64)
     window_ok = bitmask_new(len(tokens))
     for p in (1, 2, 3, 8, 9):  # the window "3 4 9" at 3 passes the filter, nothing after 9
         bit_set(window_ok, p)

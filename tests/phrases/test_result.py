@@ -61,7 +61,8 @@ def test_canonical_order_is_psi_then_length_then_text():
     import random
 
     rng = random.Random(1)
-    latin, mixed = ["the", "a", "ab", "b", "x", "cookies", "we"], ["一", "가", "a", "ab", "我", "们"]
+    latin = ["the", "a", "ab", "b", "x", "cookies", "we"]
+    mixed = ["一", "가", "a", "ab", "我", "们"]
     for vocab in (latin, mixed):
         for _ in range(200):
             phrases = [[rng.randrange(len(vocab)) for _ in range(rng.randint(2, 3))]

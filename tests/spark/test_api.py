@@ -85,7 +85,8 @@ def test_band_keys_and_bloom_bits_equal_local(df, use_pandas_udf):
 
 @pytest.mark.parametrize("use_pandas_udf", [True, False])
 def test_transform_with_and_without_keys_and_on_its_own_output(df, use_pandas_udf):
-    model = SparkLSHBloom(num_perm=64, use_pandas_udf=use_pandas_udf).fit(df.filter(df["extra"] < 20))
+    model = SparkLSHBloom(num_perm=64, use_pandas_udf=use_pandas_udf).fit(
+        df.filter(df["extra"] < 20))
     with_keys = model.transform(df)
     assert with_keys.columns == [*df.columns, "band_keys", "is_duplicate"]
     flags = _column(with_keys.toPandas(), "is_duplicate")

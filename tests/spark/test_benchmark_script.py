@@ -51,4 +51,5 @@ def test_converter_then_benchmark_write_the_seed_columns(tmp_path, io_mode):
         assert row["n_docs"] == "45" and float(row["agreement"]) == 1.0
         # the first 45 documents in file order hold 15 copies (Spark's own file order differs)
         assert int(row["duplicates_found"]) == 15
-    assert int(rows["lshbloom"]["bloom_num_bits"]) > 0 and int(rows["lshbloom"]["bloom_num_hashes"]) > 0
+    lshbloom = rows["lshbloom"]
+    assert int(lshbloom["bloom_num_bits"]) > 0 and int(lshbloom["bloom_num_hashes"]) > 0

@@ -126,7 +126,8 @@ def test_parameter_errors_are_clear(spark, frame, tmp_path):
             SparkLSHBloom(**kwargs).fit(df)
     path = tmp_path / "index"
     LSHBloom(num_perm=64, threshold=0.8).fit(TEXTS[:10]).save(path)
-    with pytest.raises(ParameterError, match=r"saved with other parameters: num_perm=64 \(yours 128\)"):
+    with pytest.raises(ParameterError,
+                       match=r"saved with other parameters: num_perm=64 \(yours 128\)"):
         SparkLSHBloom(num_perm=128, threshold=0.8).load(path)
     assert SparkLSHBloom(num_perm=64, threshold=0.8).load(path).params_.num_perm == 64
     with pytest.raises(FormatError, match="not a corpus-miner index folder"):

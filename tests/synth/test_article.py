@@ -34,7 +34,8 @@ def test_synthetic1_background_words_are_unique_8_letter_words():
     (2, 2, [("another unique phrase for testing", 5, 5), ("this is the first test sentence", 3, 3),
             ("a third sentence", 4, 4)]),
     (4, 3, [("another unique phrase for testing", 5, 5), ("a third sentence", 4, 4)]),
-    (3, 4, [("another unique phrase for testing", 5, 5), ("this is the first test sentence", 3, 3)]),
+    (3, 4, [("another unique phrase for testing", 5, 5),
+            ("this is the first test sentence", 3, 3)]),
     (6, 2, []),
 ])
 def test_synthetic1_known_answer(sigma, min_length, expected):
@@ -79,8 +80,8 @@ def test_generate_cli_writes_jsonl_atomically(tmp_path, capsys):
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [row["id"] for row in rows] == [f"synthetic1-{i}" for i in range(6)]
     assert sum("hello big world" in row["text"] for row in rows) == 2
-    assert rows == [{"id": f"synthetic1-{i}", "text": " ".join(doc)}
-                    for i, doc in enumerate(synth.synthetic1(6, 30, [("hello big world", 2)], seed=3))]
+    docs = synth.synthetic1(6, 30, [("hello big world", 2)], seed=3)
+    assert rows == [{"id": f"synthetic1-{i}", "text": " ".join(doc)} for i, doc in enumerate(docs)]
     assert stat.S_IMODE(os.stat(out).st_mode) & 0o044  # readable by others, unlike a temp file
     assert [p.name for p in tmp_path.iterdir()] == ["s1.jsonl"]  # no temporary left behind
     assert "wrote 6 documents" in capsys.readouterr().err
