@@ -28,10 +28,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from groundtruth import best_earlier_jaccard, candidate_pairs, load_texts, plant_near_duplicates  # noqa: E402
-
 from corpus_miner.dedup import BloomFilter, LSHBloom  # noqa: E402
 from corpus_miner.dedup.shingles import normalize_texts  # noqa: E402
+
+from groundtruth import best_earlier_jaccard, candidate_pairs, load_texts, plant_near_duplicates  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BANDS = [(0.0, 0.3), (0.3, 0.5), (0.5, 0.7), (0.7, 0.8), (0.8, 0.85), (0.85, 0.9), (0.9, 0.95),
@@ -126,9 +126,9 @@ def quality(args):
 
 def sketch_error(texts, pairs, args):
     """Jaccard estimates of OPH vs classic MinHash against the exact Jaccard of candidate pairs."""
-    from groundtruth import exact_jaccard, shingle_sets
-
     from corpus_miner.dedup import LSHBloomParams, signatures_for_texts
+
+    from groundtruth import exact_jaccard, shingle_sets
     sets = shingle_sets(texts)
     pair_array = np.array(sorted(pairs), dtype=np.int64)
     exact = np.array([exact_jaccard(sets[i], sets[j]) for i, j in pair_array])

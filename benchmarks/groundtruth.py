@@ -14,10 +14,11 @@ import gzip
 import json
 
 import numpy as np
-from data_paths import corpus_file
 
 from corpus_miner.dedup import LSHBloom
 from corpus_miner.dedup.shingles import shingle_batch
+
+from data_paths import corpus_file
 
 EDIT_KINDS = ("insert", "delete", "substitute", "truncate", "move")
 
