@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpus_miner.corpus import load_corpus, token_spans, tokenize
-from corpus_miner.coverage.clean import Cleaner
+from corpus_miner.coverage.clean import DEFAULT_MASK, Cleaner
 from corpus_miner.coverage.coverage import Coverage, phrases_from_texts
 from corpus_miner.errors import InputError, NotFittedError, ParameterError
 from corpus_miner.phrases import BloomSpan
@@ -240,3 +240,27 @@ def test_parameters_are_checked():
         Cleaner(drop_above=1.5).fit(None, None)
     with pytest.raises(NotFittedError):
         Cleaner().document(0, "text")
+
+
+def test_follows_the_estimator_convention(tmp_path):
+    """Arguments stored as given, get_params/set_params, validation in fit, learned state ending
+    in `_`; a parameter changed after fit takes effect at the next fit only."""
+    cleaner = Cleaner(mode="mask", allow=["a b"])
+    assert cleaner.get_params() == {"mode": "mask", "keep_first": False, "allow": ["a b"],
+                                    "drop_above": None, "mask_text": DEFAULT_MASK}
+    assert repr(cleaner) == "Cleaner(mode='mask', allow=['a b'])"
+    cleaner.set_params(mode="erase")  # not checked until fit
+    with pytest.raises(ParameterError, match="mode"):
+        cleaner.fit(None, None)
+    with pytest.raises(ParameterError, match="list of phrases"):
+        Cleaner(allow="one phrase").fit(None, None)
+    with pytest.raises(NotFittedError, match="fit\\(corpus, coverage\\)"):
+        _ = Cleaner().mask_
+    docs = [{"id": i, "text": f"page {i} shared footer text here"} for i in range(4)]
+    path = write_jsonl(tmp_path / "in.jsonl", docs)
+    corpus = load_corpus([path])
+    miner = BloomSpan(sigma=2, min_length=3).fit(corpus)
+    cleaner = Cleaner(mode="mask").fit(corpus, Coverage.from_miner(miner, corpus))
+    cleaner.set_params(mode="remove")
+    assert cleaner.params_.mode == "mask"  # the fitted one
+    assert cleaner.document(0, "page 0 shared footer text here")[0] == f"page 0 {DEFAULT_MASK}"

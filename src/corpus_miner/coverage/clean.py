@@ -44,11 +44,16 @@ from typing import Callable, Iterable, Iterator, Sequence
 import numpy as np
 import regex
 
-from corpus_miner.io.jsonl import is_json_text
-from corpus_miner.errors import InputError, NotFittedError, ParameterError
 from corpus_miner.coverage import kernels as kernels
-from corpus_miner.coverage.coverage import (Coverage, aligned_batches, find_occurrences,
-                                            phrases_from_texts)
+from corpus_miner.coverage.coverage import (
+    Coverage,
+    aligned_batches,
+    find_occurrences,
+    phrases_from_texts,
+)
+from corpus_miner.errors import InputError, ParameterError
+from corpus_miner.estimator import Estimator
+from corpus_miner.io.jsonl import is_json_text
 
 MODES = ("remove", "mask", "annotate")
 DEFAULT_MASK = "[…]"
@@ -151,24 +156,46 @@ class CleanParams:
             raise ParameterError(f"drop_above is a share between 0 and 1, got {self.drop_above}")
 
 
-class Cleaner:
-    """Estimator-style cleaner: `Cleaner(mode=...).fit(corpus, coverage)`, then `transform`
-    (document batches -> record batches) or `clean(inputs, output)`."""
+class Cleaner(Estimator):
+    """`Cleaner(mode=...).fit(corpus, coverage)`, then `transform` (document batches -> record
+    batches) or `write(inputs, output)`.
+
+    Learned: params_ (the validated CleanParams), coverage_, mask_ (uint8 per corpus token: 1
+    where a token is removed, masked or annotated), doc_offsets_, doc_handled_ (such tokens per
+    document), doc_share_, dropped_ (documents over drop_above), doc_ids_."""
+
+    _fit_hint = "fit(corpus, coverage)"
+    params_: CleanParams
 
     def __init__(self, mode: str = "remove", keep_first: bool = False,
                  allow: Sequence[str] = (), drop_above: float | None = None,
                  mask_text: str = DEFAULT_MASK):
-        self.params = CleanParams(mode, bool(keep_first), tuple(allow), drop_above, mask_text)
+        self.mode = mode
+        self.keep_first = keep_first
+        self.allow = allow
+        self.drop_above = drop_above
+        self.mask_text = mask_text
+
+    @property
+    def params(self) -> CleanParams:
+        """The constructor arguments in the frozen CleanParams (not validated)."""
+        if isinstance(self.allow, str):
+            raise ParameterError("allow is a list of phrases, got one string")
+        return CleanParams(self.mode, bool(self.keep_first), tuple(self.allow), self.drop_above,
+                           self.mask_text)
 
     def fit(self, corpus, coverage: Coverage,
-            tokenize: Callable[[str], list[str]] | None = None) -> "Cleaner":
-        self.params.validate()
+            tokenize: Callable[[str], list[str]] | None = None) -> Cleaner:
+        params = self.params
+        params.validate()
+        self._forget_fitted()
+        self.params_ = params
         if tokenize is None:
             from corpus_miner.corpus import tokenize
         n_tokens = len(corpus.tokens)
         protected = None  # a byte per token, only when something is protected
-        if self.params.allow:
-            allowed, _ = phrases_from_texts(self.params.allow, corpus.vocab, tokenize)
+        if self.params_.allow:
+            allowed, _ = phrases_from_texts(self.params_.allow, corpus.vocab, tokenize)
             allowed_keys = {tuple(allowed.phrase_ids(i).tolist()) for i in range(len(allowed))}
             keep = np.array([tuple(coverage.phrases.phrase_ids(i).tolist()) not in allowed_keys
                              for i in range(len(coverage.phrases))], dtype=bool)
@@ -177,7 +204,7 @@ class Cleaner:
             occ = find_occurrences(corpus, allowed)
             protected = kernels.mark_intervals(n_tokens, occ.start,
                                                allowed.lengths[occ.phrase].astype(np.int64))
-        if self.params.keep_first and len(coverage.phrases):
+        if self.params_.keep_first and len(coverage.phrases):
             occ = coverage.occurrences
             first_doc = np.full(len(coverage.phrases), np.iinfo(np.int64).max, dtype=np.int64)
             np.minimum.at(first_doc, occ.phrase, occ.doc)
@@ -199,18 +226,14 @@ class Cleaner:
         doc_tokens = np.diff(coverage.doc_offsets)
         self.doc_share_ = np.divide(self.doc_handled_, doc_tokens, out=np.zeros(len(doc_tokens)),
                                     where=doc_tokens > 0)
-        self.dropped_ = (np.zeros(len(doc_tokens), dtype=bool) if self.params.drop_above is None
-                         else self.doc_share_ > self.params.drop_above)
+        self.dropped_ = (np.zeros(len(doc_tokens), dtype=bool) if self.params_.drop_above is None
+                         else self.doc_share_ > self.params_.drop_above)
         self.doc_ids_ = getattr(corpus, "doc_ids", None)
         return self
 
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "mask_"):
-            raise NotFittedError("Cleaner is not fitted; call fit(corpus, coverage) first")
-
     def document(self, doc: int, text: str) -> tuple[str, list[list[int]], float]:
         """(cleaned text, junk spans, handled share) of document `doc` whose original is `text`."""
-        self._check_fitted()
+        self.check_is_fitted()
         a, b = int(self.doc_offsets_[doc]), int(self.doc_offsets_[doc + 1])
         if self.doc_handled_[doc] == 0:
             return text, [], float(self.doc_share_[doc])
@@ -222,10 +245,10 @@ class Cleaner:
                              f"{b - a}; the input changed since it was loaded, run again")
         runs = kernels.covered_runs(self.mask_, a, b)
         spans = run_char_spans(starts, ends, runs)
-        if self.params.mode == "remove":
+        if self.params_.mode == "remove":
             text = remove_runs(text, starts, ends, runs)
-        elif self.params.mode == "mask":
-            text = mask_runs(text, starts, ends, runs, self.params.mask_text)
+        elif self.params_.mode == "mask":
+            text = mask_runs(text, starts, ends, runs, self.params_.mask_text)
         return text, spans, float(self.doc_share_[doc])
 
     def transform(self, batches: Iterable, text_field: str = "text") -> Iterator:
@@ -235,7 +258,7 @@ class Cleaner:
         null junk_spans / junk_share."""
         import pyarrow as pa
 
-        self._check_fitted()
+        self.check_is_fitted()
         self.not_text_ = np.zeros(len(self.dropped_), dtype=bool)
         for doc, batch in aligned_batches(batches, self.doc_ids_, len(self.doc_offsets_) - 1):
             records = batch.records
@@ -253,7 +276,7 @@ class Cleaner:
                 cleaned.append(text)
                 spans.append(doc_spans)
                 shares.append(share)
-            if self.params.mode == "annotate":
+            if self.params_.mode == "annotate":
                 for name, column in (("junk_spans", pa.array(spans, pa.list_(pa.list_(pa.int64())))),
                                      ("junk_share", pa.array(shares, pa.float64()))):
                     if name in records.schema.names:  # annotating an annotated corpus: replace
@@ -279,7 +302,7 @@ class Cleaner:
         from corpus_miner.io import read_documents, write_records
         from corpus_miner.io.overlap import check_apart
 
-        self._check_fitted()
+        self.check_is_fitted()
         check_apart([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs, [output])
         batches = read_documents(inputs, text_field=text_field, id_field=id_field,
                                  skip_bad=skip_bad)
@@ -289,12 +312,12 @@ class Cleaner:
     def summary(self) -> dict:
         """Figures of the cleaning; after `transform`, documents whose text is not a string
         (left as they were) count as neither changed nor dropped."""
-        self._check_fitted()
+        self.check_is_fitted()
         not_text = getattr(self, "not_text_", np.zeros(len(self.dropped_), dtype=bool))
         dropped = self.dropped_ & ~not_text
         handled = np.where(not_text, 0, self.doc_handled_)
         return {
-            "mode": self.params.mode,
+            "mode": self.params_.mode,
             "documents": len(self.dropped_),
             "documents_dropped": int(dropped.sum()),
             "documents_changed": int(((handled > 0) & ~dropped).sum()),
