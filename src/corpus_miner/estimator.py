@@ -8,7 +8,8 @@
 - Learned state ends in `_` and exists only after fit; `check_is_fitted()` raises NotFittedError
   with a message that says what to call first.
 - State that another engine or the persistence layer needs is read and written through a public
-  API of the estimator (`to_state` / `from_state` or named methods), never through private attributes.
+  API of the estimator (`to_state` / `from_state` or named methods), never through private
+  attributes.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ class Estimator:
         unknown = sorted(set(changes) - known)
         if unknown:
             raise ParameterError(f"{type(self).__name__} has no parameter "
-                                 f"{', '.join(map(repr, unknown))}; known: {', '.join(sorted(known))}")
+                                 f"{', '.join(map(repr, unknown))}; "
+                                 f"known: {', '.join(sorted(known))}")
         for name, value in changes.items():
             setattr(self, name, value)
         return self

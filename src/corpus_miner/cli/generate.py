@@ -38,7 +38,8 @@ def register(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--words-per-doc", type=int, default=None,
                         help="background words per document (synthetic1: 5000, synthetic2: 1000)")
-    parser.add_argument("--phrase", action="append", type=_phrase_with_support, metavar="TEXT:SUPPORT",
+    parser.add_argument("--phrase", action="append", type=_phrase_with_support,
+                        metavar="TEXT:SUPPORT",
                         help="synthetic1: phrase to insert into SUPPORT documents (repeatable; "
                         "default: the article's three phrases)")
     parser.add_argument("--families", type=int, default=3, help="synthetic2: family sequences")

@@ -1,4 +1,4 @@
-"""Numba kernels of the tokenizer: one scan over UTF-8 bytes that lowercases, splits and assigns ids.
+"""Numba tokenizer kernels: one scan over UTF-8 bytes that lowercases, splits and assigns ids.
 
 A token starts at a run or single character (flags of `unicode_table`); a run token continues
 while run characters (marks included) follow, a single token takes only the marks after it.

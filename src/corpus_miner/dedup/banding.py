@@ -143,7 +143,7 @@ def _search_bands(threshold: float, num_perm: int, fp_weight: float,
             minima.append((line, guess, _line_error(low, high, grid, fixed, vary_bands, guess)))
     limit = min(error for _, _, error in minima) + _TIE
     firsts = []
-    for (fixed, vary_bands, lo, hi), center, error in minima:
+    for (fixed, vary_bands, lo, _hi), center, error in minima:
         if error <= limit:
             value = _first_within(low, high, grid, fixed, vary_bands, lo, center, limit)
             firsts.append((value, fixed) if vary_bands else (fixed, value))
@@ -170,13 +170,15 @@ def bands_for(num_perm: int, threshold: float, num_bands: int | None) -> tuple[i
     if num_bands is None:
         return choose_bands(threshold, num_perm)
     if not 1 <= num_bands <= num_perm:
-        raise ParameterError(f"num_bands must be between 1 and num_perm={num_perm}, got {num_bands}")
+        raise ParameterError(f"num_bands must be between 1 and num_perm={num_perm}, "
+                             f"got {num_bands}")
     return num_bands, num_perm // num_bands
 
 
 @njit(cache=True)
 def band_keys_kernel(signatures, bands, rows):
-    """64-bit key of each (document, band): a SplitMix64 chain over (band index, the band's rows)."""
+    """64-bit key of each (document, band): a SplitMix64 chain over (band index, the band's
+    rows)."""
     n_docs = signatures.shape[0]
     keys = np.empty((n_docs, bands), np.uint64)
     for d in range(n_docs):
@@ -193,4 +195,5 @@ def band_keys(signatures: np.ndarray, bands: int, rows: int) -> np.ndarray:
     if bands * rows > signatures.shape[1]:
         raise ParameterError(f"{bands} bands x {rows} rows need {bands * rows} signature slots, "
                              f"signatures have {signatures.shape[1]}")
-    return band_keys_kernel(np.ascontiguousarray(signatures, dtype=np.uint64), int(bands), int(rows))
+    return band_keys_kernel(np.ascontiguousarray(signatures, dtype=np.uint64), int(bands),
+                            int(rows))

@@ -83,7 +83,8 @@ def _find(parent, x):
 
 @njit(cache=True)
 def components_kernel(first_docs, first_ordinal, n_total):
-    """Cluster label (smallest member ordinal) per document, linking each row to its keys' first docs."""
+    """Cluster label (smallest member ordinal) per document, linking each row to its keys' first
+    docs."""
     parent = np.arange(n_total, dtype=np.int64)
     for d in range(first_docs.shape[0]):
         for b in range(first_docs.shape[1]):
@@ -128,7 +129,8 @@ class BandTable:
         return duplicate_of
 
     def lookup(self, band_keys: np.ndarray) -> np.ndarray:
-        return table_lookup_kernel(self._keys, self._docs, np.ascontiguousarray(band_keys, np.uint64))
+        return table_lookup_kernel(self._keys, self._docs,
+                                   np.ascontiguousarray(band_keys, np.uint64))
 
     def items(self) -> tuple[np.ndarray, np.ndarray]:
         """(keys, first document ordinals), sorted by key: the canonical content of the table."""

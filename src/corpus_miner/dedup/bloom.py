@@ -18,8 +18,9 @@ has: it is refused with a ParameterError instead of failing inside numpy.
 The predicted false-positive rate of a key once the n keys are in is (1 - exp(-k n / m)) ** k.
 
 Bit positions use Kirsch-Mitzenmacher double hashing of the key: pos_i = (h1 + i * h2) mod m with
-h1, h2 two SplitMix64 mixes of the key. They are computed by numba kernels over whole arrays of keys,
-so a Spark partition can build a local filter with the same bits and the driver ORs them together.
+h1, h2 two SplitMix64 mixes of the key. They are computed by numba kernels over whole arrays of
+keys, so a Spark partition can build a local filter with the same bits and the driver ORs them
+together.
 """
 
 from __future__ import annotations
@@ -238,7 +239,8 @@ class BloomFilter:
     def add_counting(self, keys, twice: "BloomFilter") -> None:
         """add(keys), and mark in `twice` (same shape) the positions set a second time."""
         if not self.same_shape(twice):
-            raise ParameterError("the `twice` filter must have this filter's num_bits and num_hashes")
+            raise ParameterError("the `twice` filter must have this filter's num_bits and "
+                                 "num_hashes")
         bloom_add_counting_kernel(self.bits, twice.bits, _as_keys(keys).ravel(), self.num_bits,
                                   self.num_hashes)
 

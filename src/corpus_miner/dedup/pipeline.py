@@ -46,7 +46,8 @@ def _text_lengths(texts) -> np.ndarray:
                        len(texts))
 
 
-def chunk_bounds(texts, max_bytes: int = CHUNK_BYTES, max_docs: int = CHUNK_DOCS) -> list[tuple[int, int]]:
+def chunk_bounds(texts, max_bytes: int = CHUNK_BYTES,
+                 max_docs: int = CHUNK_DOCS) -> list[tuple[int, int]]:
     """(start, stop) of consecutive chunks of at most max_bytes of text and max_docs documents
     (a longer document is a chunk of its own): working memory follows text size, not counts."""
     ends = np.cumsum(_text_lengths(texts))

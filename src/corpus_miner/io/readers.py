@@ -2,8 +2,8 @@
 
 Every reader yields `DocumentBatch`es of about `batch_size` bytes of input, so memory is bounded by
 a batch, never by a file. In text folders, hidden files are skipped and so are binary files (a NUL
-byte in the first 8 KiB, git's rule), counted. All bad-input rules live here: malformed JSON lines, invalid UTF-8,
-missing or non-string text fields, missing or unreadable files (see `ReadStats`).
+byte in the first 8 KiB, git's rule), counted. All bad-input rules live here: malformed JSON lines,
+invalid UTF-8, missing or non-string text fields, missing or unreadable files (see `ReadStats`).
 """
 
 from __future__ import annotations

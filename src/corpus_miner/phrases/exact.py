@@ -1,8 +1,8 @@
 """FHK: the exact suffix-array baseline for maximal contiguous frequent phrases.
 
 Pipeline (stages timed in the stats): text with per-document terminators -> suffix array (prefix
-doubling) -> LCP (via the permuted LCP) -> one bottom-up pass over the LCP intervals with a stack -> left
-maximality by matching -> PhraseTable.
+doubling) -> LCP (via the permuted LCP) -> one bottom-up pass over the LCP intervals with a stack
+-> left maximality by matching -> PhraseTable.
 
 Why every answer is an LCP interval: a phrase Q that is not the longest common prefix of its
 occurrence interval has a one-token right extension with exactly the same occurrences (hence the
@@ -135,7 +135,8 @@ def right_maximal_frequent_intervals(sa, lcp, full_doc_starts, first_row, sigma,
 
 
 def left_extendable(sa, inverse, lb, rb, length) -> np.ndarray:
-    """Boolean per RMF interval: some one-token left extension is also RMF (see module docstring)."""
+    """Boolean per RMF interval: some one-token left extension is also RMF (see module
+    docstring)."""
     if len(lb) == 0:
         return np.zeros(0, dtype=bool)
     stride = np.int64(len(sa) + 1)

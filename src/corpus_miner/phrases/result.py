@@ -1,10 +1,10 @@
 """PhraseTable: the answer of a mining run, shared by every algorithm, the report and the cleaner.
 
 Phrases are stored flat (one uint32 token-id array plus offsets) so that millions of phrases cost
-a few arrays, not millions of Python objects. Files: `.jsonl` (also `.jsonl.gz`), `.tsv`, `.parquet`,
-one row per phrase with `phrase` (the tokens as text, `corpus.join_tokens`: no space between two
-CJK/kana/Thai... characters, one space elsewhere; it tokenizes back to the same tokens), `length`,
-`df`, `occurrences`.
+a few arrays, not millions of Python objects. Files: `.jsonl` (also `.jsonl.gz`), `.tsv`,
+`.parquet`, one row per phrase with `phrase` (the tokens as text, `corpus.join_tokens`: no space
+between two CJK/kana/Thai... characters, one space elsewhere; it tokenizes back to the same
+tokens), `length`, `df`, `occurrences`.
 """
 
 from __future__ import annotations
@@ -87,7 +87,8 @@ class PhraseTable:
 
     def key_set(self) -> set[tuple[tuple[int, ...], int, int]]:
         """(token ids, df, occurrences) of every phrase: order-free comparison in tests."""
-        return {(tuple(int(t) for t in self.phrase_ids(i)), int(self.df[i]), int(self.occurrences[i]))
+        return {(tuple(int(t) for t in self.phrase_ids(i)), int(self.df[i]),
+                 int(self.occurrences[i]))
                 for i in range(len(self))}
 
     def take(self, order: np.ndarray) -> "PhraseTable":
@@ -216,7 +217,8 @@ def _read_phrase_rows(path: Path, fmt: str) -> list[dict]:
         except Exception as exc:  # pyarrow raises several types for corrupt files
             raise FormatError(f"{path}: not a readable Parquet file ({exc})") from exc
         if "phrase" not in table.column_names:
-            raise InputError(f"{path}: no 'phrase' column (columns: {', '.join(table.column_names)})")
+            raise InputError(f"{path}: no 'phrase' column "
+                             f"(columns: {', '.join(table.column_names)})")
         rows = table.to_pylist()
     elif fmt == "tsv":
         with open(path, encoding="utf-8") as f:
@@ -228,7 +230,8 @@ def _read_phrase_rows(path: Path, fmt: str) -> list[dict]:
                     continue
                 values = line.rstrip("\n").split("\t")
                 if len(values) != len(header):
-                    raise InputError(f"{path}:{lineno}: expected {len(header)} tab-separated fields")
+                    raise InputError(f"{path}:{lineno}: expected {len(header)} "
+                                     "tab-separated fields")
                 rows.append(dict(zip(header, values)))
     else:
         opener = gzip.open if path.name.lower().endswith(".gz") else open

@@ -40,8 +40,9 @@ def build_text(tokens: np.ndarray, doc_offsets: np.ndarray) -> tuple[np.ndarray,
     n_tokens = len(tokens)
     total = n_tokens + n_docs
     if total > MAX_TEXT_LENGTH:
-        raise ParameterError(f"corpus has {n_tokens} tokens in {n_docs} documents; the suffix-array "
-                             f"miner handles at most {MAX_TEXT_LENGTH} tokens plus documents; "
+        raise ParameterError(f"corpus has {n_tokens} tokens in {n_docs} documents; "
+                             f"the suffix-array miner handles at most {MAX_TEXT_LENGTH} tokens "
+                             "plus documents; "
                              "use algorithm='bloomspan' or split the corpus")
     if n_tokens and int(tokens.max()) >= n_tokens + 1:
         _, dense = np.unique(tokens, return_inverse=True)

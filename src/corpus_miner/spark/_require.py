@@ -17,5 +17,5 @@ def require_spark() -> None:
             missing.append(module)
     if missing:
         raise MissingExtraError(f"the Spark engine needs {' and '.join(missing)}, which "
-                                f"{'is' if len(missing) == 1 else 'are'} not installed; install the "
-                                f"`spark` extra: {INSTALL_HINT} (and Java 17+)")
+                                f"{'is' if len(missing) == 1 else 'are'} not installed; "
+                                f"install the `spark` extra: {INSTALL_HINT} (and Java 17+)")

@@ -49,7 +49,8 @@ def list_column_to_keys(column: pa.Array, bands: int) -> np.ndarray:
     column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     flat = column.flatten().to_numpy(zero_copy_only=False)
     if len(flat) != len(column) * bands:
-        raise ValueError(f"expected {bands} band keys per row, got {len(flat)} for {len(column)} rows")
+        raise ValueError(f"expected {bands} band keys per row, got {len(flat)} "
+                         f"for {len(column)} rows")
     return np.ascontiguousarray(flat, dtype=np.int64).view(np.uint64).reshape(len(column), bands)
 
 

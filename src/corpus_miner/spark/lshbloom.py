@@ -106,7 +106,8 @@ class SparkLSHBloom(Estimator):
         if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks < 1:
             raise ParameterError(f"deduplicate_chunks must be an integer >= 1, got {chunks!r}")
         if not isinstance(self.use_pandas_udf, bool):
-            raise ParameterError(f"use_pandas_udf must be True or False, got {self.use_pandas_udf!r}")
+            raise ParameterError(f"use_pandas_udf must be True or False, "
+                                 f"got {self.use_pandas_udf!r}")
         return params
 
     def _start(self, params: LSHBloomParams, n_documents: int) -> None:
@@ -200,7 +201,7 @@ class SparkLSHBloom(Estimator):
         self.band_entries_ = self.band_table_.count()
         self.doc_ids_.count()
 
-    # -- queries -------------------------------------------------------------------------------------
+    # -- queries ---------------------------------------------------------------------------------
     def transform(self, new_df: DataFrame, text_col: str = "text", id_col: str | None = "id",
                   return_band_keys: bool = True) -> DataFrame:
         """new_df with `is_duplicate` (shares a band key with the index) and `band_keys`
@@ -254,7 +255,8 @@ class SparkLSHBloom(Estimator):
             flags = self._band_table_dedup(keyed)
         self._release(keyed)
         flag_df = self._flags_frame(df.sparkSession, flags, keyed)
-        joined = ordered.join(F.broadcast(flag_df.withColumn("_cm_dup", F.lit(True))), ORDER, "left")
+        joined = ordered.join(F.broadcast(flag_df.withColumn("_cm_dup", F.lit(True))), ORDER,
+                              "left")
         is_dup = F.coalesce(F.col("_cm_dup"), F.lit(False))
         if not annotate:
             return joined.filter(~is_dup).select(*df.columns)
@@ -320,8 +322,9 @@ class SparkLSHBloom(Estimator):
         duplicate (both from one aggregation of the band keys)."""
         groups = self._persist(frames.key_groups(keyed))
         self._fit_band_table(keyed, groups)
-        named = frames.later_rows(groups).join(self.doc_ids_.withColumnRenamed(ORDER, FIRST), FIRST) \
-            .select(ORDER, F.col("_cm_id").alias("duplicate_of"))
+        named = (frames.later_rows(groups)
+                 .join(self.doc_ids_.withColumnRenamed(ORDER, FIRST), FIRST)
+                 .select(ORDER, F.col("_cm_id").alias("duplicate_of")))
         flags = named.toPandas()
         self._release(groups)
         return flags

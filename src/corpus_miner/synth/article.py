@@ -55,9 +55,11 @@ def _word_code(word: str) -> int | None:
     return code
 
 
-def unique_random_words(count: int, rng: np.random.Generator, exclude: Iterable[str] = ()) -> list[str]:
+def unique_random_words(count: int, rng: np.random.Generator,
+                        exclude: Iterable[str] = ()) -> list[str]:
     """`count` distinct random 8-letter lowercase words, none of them in `exclude`."""
-    excluded = np.array(sorted({c for c in map(_word_code, exclude) if c is not None}), dtype=np.int64)
+    excluded = np.array(sorted({c for c in map(_word_code, exclude) if c is not None}),
+                        dtype=np.int64)
     codes = np.empty(0, dtype=np.int64)
     while len(codes) < count:
         need = count - len(codes)
@@ -102,7 +104,8 @@ def _rng(seed) -> np.random.Generator:
 
 
 def synthetic1(n_docs: int, words_per_doc: int = 5000,
-               phrases: Sequence[tuple[str, int]] = ARTICLE_PHRASES, seed: int = 0) -> list[list[str]]:
+               phrases: Sequence[tuple[str, int]] = ARTICLE_PHRASES,
+               seed: int = 0) -> list[list[str]]:
     """The article's Synthetic 1: unique random background words, phrases inserted with supports."""
     _check_positive(n_docs=n_docs, words_per_doc=words_per_doc)
     _check_size(words=n_docs * words_per_doc)
@@ -110,11 +113,12 @@ def synthetic1(n_docs: int, words_per_doc: int = 5000,
     phrase_tokens = [(text.lower().split(), int(support)) for text, support in phrases]
     for tokens, support in phrase_tokens:
         if not tokens or support < 1 or support > n_docs:
-            raise ParameterError(f"phrase {' '.join(tokens)!r} with support {support}: needs at least "
-                                 f"one token and a support between 1 and n_docs={n_docs}")
+            raise ParameterError(f"phrase {' '.join(tokens)!r} with support {support}: "
+                                 "needs at least one token and a support between 1 and "
+                                 f"n_docs={n_docs}")
     if len(phrase_tokens) > words_per_doc + 1:
-        raise ParameterError(f"{len(phrase_tokens)} phrases need at least as many gaps per document; "
-                             f"raise words_per_doc={words_per_doc}")
+        raise ParameterError(f"{len(phrase_tokens)} phrases need at least as many gaps per "
+                             f"document; raise words_per_doc={words_per_doc}")
     vocabulary = {t for tokens, _ in phrase_tokens for t in tokens}
     background = unique_random_words(n_docs * words_per_doc, rng, exclude=vocabulary)
     # insertions[doc] = {gap index: phrase tokens}; one phrase per gap keeps insertions apart.
@@ -136,8 +140,8 @@ def synthetic1(n_docs: int, words_per_doc: int = 5000,
 
 
 def synthetic2(n_docs: int, words_per_doc: int = 1000, n_families: int = 3, family_length: int = 40,
-               windows_per_doc: int = 20, family_vocabulary: int = 12, max_window: int | None = None,
-               seed: int = 0) -> list[list[str]]:
+               windows_per_doc: int = 20, family_vocabulary: int = 12,
+               max_window: int | None = None, seed: int = 0) -> list[list[str]]:
     """Dense nested overlaps: random windows of a few shared family sequences in every document.
 
     Families draw from a tiny vocabulary, so families also share many short runs; windows have

@@ -346,8 +346,9 @@ def write_web(output, params: WebParams, n_docs: int | None = None,
         raise ParameterError(f"{output}: write .jsonl, .jsonl.gz, .parquet, or a folder name "
                              "(no suffix) for Parquet parts")
     world = WebWorld(params)
-    counts: dict[str, float] = {"documents": 0, "tokens": 0, "reposts": 0, "reposts_variables_only": 0,
-              "reposts_paragraph_added": 0, "reposts_paragraph_dropped": 0}
+    counts: dict[str, float] = {"documents": 0, "tokens": 0, "reposts": 0,
+                                "reposts_variables_only": 0, "reposts_paragraph_added": 0,
+                                "reposts_paragraph_dropped": 0}
 
     def tables() -> Iterator[pa.Table]:
         for pages in web_blocks(world, n_docs=n_docs, n_tokens=n_tokens):

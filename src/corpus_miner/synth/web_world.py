@@ -143,7 +143,8 @@ class WebWorld:
         n_words = np.concatenate([[0], [n for n, _ in SHARED_SNIPPETS], words.ravel()])
         n_slots = np.concatenate([[0], [k for _, k in SHARED_SNIPPETS], slots.ravel()])
         self.shared_templates = np.arange(1, 1 + len(SHARED_SNIPPETS), dtype=np.int64)
-        self.site_templates = (1 + len(SHARED_SNIPPETS) + np.arange(n_sites * 5)).reshape(n_sites, 5)
+        self.site_templates = (1 + len(SHARED_SNIPPETS)
+                               + np.arange(n_sites * 5)).reshape(n_sites, 5)
         # words are Zipfian; each variable part goes after a random word but the last one, so
         # it is never at a template's edge (keys order a template's pieces)
         word_owner = np.repeat(np.arange(len(n_words)), n_words)
