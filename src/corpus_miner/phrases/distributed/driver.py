@@ -1,0 +1,134 @@
+"""An in-process engine for the distributed miner: partitions are lists of text arrays.
+
+It runs the map and reduce steps of stages.py exactly as a cluster engine does (a partition at a
+time, keyed blobs routed to buckets, only blobs and broadcasts between steps), with exact sorted
+key sets where a cluster broadcasts Bloom filters. It is the reference the Spark engine is tested
+against and the shortest description of the data flow for another engine.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Callable, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from corpus_miner._numba.keyset import KeySet
+from corpus_miner.phrases.distributed import stages
+from corpus_miner.phrases.distributed.encode import (
+    WordIndex,
+    frequent_vocabulary,
+    tokenize_batch,
+)
+from corpus_miner.phrases.distributed.stages import Plan, Round
+from corpus_miner.phrases.result import PhraseTable
+
+
+def mine_partitions(partitions: Sequence[Sequence[pa.Array]], plan: Plan,
+                    make_filter: Callable[[np.ndarray], stages.Contains] = KeySet
+                    ) -> tuple[PhraseTable, dict]:
+    """Every maximal frequent phrase of the texts (partitions of batches of documents), exact;
+    make_filter builds the membership test shipped for a set of keys (tests pass all-positive or
+    Bloom ones). Returns the PhraseTable (canonical order) and counts per stage."""
+    stats: dict = {}
+    # stored batches go through their blob form, as between the stages of a cluster engine
+    local = [[stages.local_from_blob(stages.local_to_blob(tokenize_batch(piece)))
+              for texts in part for piece in stages.text_slices(texts)] for part in partitions]
+    words: dict[str, int] = defaultdict(int)
+    for part in local:
+        for lb in part:
+            vocab, df = stages.word_counts(lb)
+            for word, n in zip(vocab.to_pylist(), df.tolist()):
+                words[word] += n
+    vocab = frequent_vocabulary(pa.array(list(words), pa.string()),
+                                np.array(list(words.values()), np.int64), plan.sigma)
+    index = WordIndex(vocab)
+    table = [[stages.encode_global(lb, index, plan.min_length) for lb in part]
+             for part in local]
+    stats["frequent_words"] = len(vocab)
+
+    def shuffle(mapped):  # [(bucket, blob)] per partition -> blobs per bucket
+        buckets = defaultdict(list)
+        for part in mapped:
+            for bucket, blob in part:
+                buckets[bucket].append(blob)
+        return buckets
+
+    bigrams = shuffle(stages.keyed_blobs(stages.partition_bigram_counts(part), "key",
+                                         plan.buckets) for part in table)
+    frequent = np.concatenate([stages.frequent_bigrams(b, plan.sigma) for b in bigrams.values()]
+                              + [np.zeros(0, np.uint64)])
+    stats["frequent_bigrams"] = len(frequent)
+    in_f2 = make_filter(frequent)
+    table = [[stages.compact_frequent_pairs(batch, in_f2, plan.min_length) for batch in part]
+             for part in table]
+    stats["tokens_after_bigram_filter"] = sum(len(b.tokens) for part in table for b in part)
+    grams = shuffle(stages.keyed_blobs(stages.partition_gram_statistics(part, plan), "fp",
+                                       plan.buckets) for part in table)
+    classes = [stages.classify_grams(b, plan) for b in grams.values()]
+    frequent_fp = np.concatenate([c["frequent"] for c in classes] + [np.zeros(0, np.uint64)])
+    live_fp = np.concatenate([c["live"] for c in classes] + [np.zeros(0, np.uint64)])
+    occurrences = np.concatenate([c["occurrences"] for c in classes] + [np.zeros(0, np.int64)])
+    stats.update(frequent_grams=len(frequent_fp), live_grams=len(live_fp))
+    in_fl = make_filter(frequent_fp)
+    table = [[stages.mark_reach(batch, in_fl, plan) for batch in part] for part in table]
+    stats["tokens_in_frequent_gram_chains"] = sum(len(b.tokens) for part in table for b in part)
+    group_keys, salts = frequent_fp, plan.salts(occurrences, len(partitions))
+    found: list[tuple] = []
+    deferred = None
+    round_index = 0
+    while True:
+        lo, hi = plan.depths(round_index)
+        spec = Round(round_index, lo, hi, make_filter(live_fp) if deferred is None else None,
+                     None if deferred is None else KeySet(deferred), *_salted(group_keys, salts))
+        routed = defaultdict(lambda: ([], []))
+        for index, part in enumerate(table):
+            summary = stages.partition_summary(part, plan, spec)
+            for bucket, stage, blob in stages.route(summary, plan, spec, index):
+                routed[bucket][stage].append(blob)
+        forwarded = defaultdict(list)
+        next_keys, next_occ = [], []
+        for final, partial in routed.values():
+            phrases, later, sent = stages.reduce_round(final, partial, plan, spec)
+            found.append(phrases)
+            next_keys.append(later[0])
+            next_occ.append(later[2])
+            for bucket, blob in sent:
+                forwarded[bucket].append(blob)
+        for blobs in forwarded.values():
+            phrases, later, _ = stages.reduce_round(blobs, [], plan, spec)
+            found.append(phrases)
+            next_keys.append(later[0])
+            next_occ.append(later[2])
+        keys = np.concatenate(next_keys + [np.zeros(0, np.uint64)])
+        stats[f"round_{round_index}_deferred"] = len(keys)
+        if len(keys) == 0:
+            break
+        order = np.argsort(keys, kind="stable")
+        deferred, salts = keys[order], plan.salts(np.concatenate(next_occ)[order],
+                                                  len(partitions))
+        group_keys = deferred  # the next round's groups are keyed by the deferred keys
+        round_index += 1
+    stats["rounds"] = round_index + 1
+    table_out = _phrase_table(found, vocab).sorted()
+    stats["phrases"] = len(table_out)
+    return table_out, stats
+
+
+def _salted(keys: np.ndarray, salts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    chosen = salts > 1
+    order = np.argsort(keys[chosen], kind="stable")
+    return keys[chosen][order], salts[chosen][order]
+
+
+def _phrase_table(found: list[tuple], vocab) -> PhraseTable:
+    found = [f for f in found if len(f[2])]
+    if not found:
+        return PhraseTable.empty(vocab)
+    tokens = np.concatenate([f[0] for f in found]).astype(np.uint32)
+    lengths = np.concatenate([np.diff(f[1]) for f in found])
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return PhraseTable(tokens, offsets, np.concatenate([f[2] for f in found]),
+                       np.concatenate([f[3] for f in found]), vocab)

@@ -1,0 +1,209 @@
+"""Stage 0 of the distributed miner: text batches -> token batches with global word ids.
+
+A batch is a slice of whole documents (`tokens` uint32, `doc_offsets` int64), so every count made
+over one batch or one partition is over whole documents, and per-partition document counts add up
+to the exact corpus df.
+
+1. `tokenize_batch`: the public tokenizer (corpus.TokenIdAssigner) with ids local to the batch,
+   and the number of documents of the batch containing each local word.
+2. The words' df are summed over all batches (one aggregation keyed by the word); words in at
+   least sigma documents get global ids in the order of their UTF-8 bytes (`frequent_vocabulary`).
+3. `global_batch`: local ids -> global ids; every other word becomes BREAK, which no frequent
+   phrase contains (its df is below sigma) and which is no left neighbour either.
+4. `compact_runs` keeps only runs of >= min_length tokens whose adjacent pairs pass a test (both
+   words frequent here; both in the frequent-bigram filter later) and separates the runs by one
+   BREAK. A frequent phrase of length >= min_length has only frequent words and frequent bigrams,
+   so each of its occurrences lies inside one kept run; its left neighbour is dropped only when the
+   pair (left, first word) fails the test, and then no left extension of it can be frequent either.
+   Positions are renumbered, which the miner never looks at (coverage re-reads the texts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from numba import njit
+
+from corpus_miner.corpus import TokenIdAssigner
+from corpus_miner.io.strings import StringList
+
+BREAK = np.uint32(0xFFFFFFFF)
+"""Token of every word below sigma documents and the separator of kept runs."""
+
+
+@dataclass(frozen=True)
+class TokenBatch:
+    """Whole documents: tokens[doc_offsets[d]:doc_offsets[d + 1]] is document d."""
+
+    tokens: np.ndarray
+    doc_offsets: np.ndarray
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.doc_offsets) - 1
+
+
+@dataclass(frozen=True)
+class LocalBatch:
+    """A tokenized text batch: ids local to it, its vocabulary and each word's document count."""
+
+    batch: TokenBatch
+    vocab: StringList
+    word_df: np.ndarray
+
+
+def texts_without_nulls(texts: pa.Array) -> pa.Array:
+    """Null texts are empty documents, as in the local engine's readers."""
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    return pc.fill_null(texts, "") if texts.null_count else texts
+
+
+@njit(cache=True)
+def word_doc_counts(tokens, doc_offsets, n_vocab):
+    """Per word id: number of documents containing it (last-seen-document trick)."""
+    count = np.zeros(n_vocab, dtype=np.int64)
+    last_doc = np.full(n_vocab, -1, dtype=np.int64)
+    for d in range(len(doc_offsets) - 1):
+        for i in range(doc_offsets[d], doc_offsets[d + 1]):
+            t = tokens[i]
+            if last_doc[t] != d:
+                last_doc[t] = d
+                count[t] += 1
+    return count
+
+
+def tokenize_batch(texts: pa.Array) -> LocalBatch:
+    """Tokens of a string array (one document per element) with batch-local ids."""
+    assigner = TokenIdAssigner()
+    assigner.add_texts(texts_without_nulls(texts))
+    tokens, doc_offsets, vocab = assigner.finish()
+    return LocalBatch(TokenBatch(tokens, doc_offsets), vocab,
+                      word_doc_counts(tokens, doc_offsets, len(vocab)))
+
+
+def frequent_vocabulary(words: pa.Array, df: np.ndarray, sigma: int) -> StringList:
+    """The words in >= sigma documents, sorted by UTF-8 bytes (= code points): index = global id."""
+    keep = np.flatnonzero(np.asarray(df) >= sigma)
+    chosen = words.take(pa.array(keep, pa.int64())) if len(keep) else pa.array([], pa.string())
+    chosen = chosen.cast(pa.large_string())
+    return StringList.from_arrow([pc.take(chosen, pc.sort_indices(chosen))])
+
+
+@njit(cache=True, inline="always")
+def _word_hash(data, lo, hi):
+    h = np.uint64(0xCBF29CE484222325)  # FNV-1a over the UTF-8 bytes
+    for i in range(lo, hi):
+        h = (h ^ np.uint64(data[i])) * np.uint64(0x100000001B3)
+    return h ^ (h >> np.uint64(29))
+
+
+@njit(cache=True)
+def _same_word(a_data, a_lo, a_hi, b_data, b_lo, b_hi):
+    if a_hi - a_lo != b_hi - b_lo:
+        return False
+    for k in range(a_hi - a_lo):
+        if a_data[a_lo + k] != b_data[b_lo + k]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def build_word_table(offsets, data):
+    """Open-addressing table (slot -> word id, -1 empty) over the words of a vocabulary given as
+    UTF-8 bytes and offsets; at most half full."""
+    n = len(offsets) - 1
+    size = 16
+    while size < 2 * n:
+        size *= 2
+    slots = np.full(size, -1, dtype=np.int64)
+    for w in range(n):
+        slot = np.int64(_word_hash(data, offsets[w], offsets[w + 1]) & np.uint64(size - 1))
+        while slots[slot] >= 0:
+            slot = (slot + 1) & (size - 1)
+        slots[slot] = w
+    return slots
+
+
+@njit(cache=True)
+def lookup_words(slots, offsets, data, query_offsets, query_data):
+    """uint32 id in the table's vocabulary of every query word, BREAK where it is absent (every
+    hit is verified byte by byte)."""
+    size = len(slots)
+    out = np.full(len(query_offsets) - 1, 0xFFFFFFFF, dtype=np.uint32)
+    for q in range(len(query_offsets) - 1):
+        lo = query_offsets[q]
+        hi = query_offsets[q + 1]
+        slot = np.int64(_word_hash(query_data, lo, hi) & np.uint64(size - 1))
+        while slots[slot] >= 0:
+            w = slots[slot]
+            if _same_word(data, offsets[w], offsets[w + 1], query_data, lo, hi):
+                out[q] = w
+                break
+            slot = (slot + 1) & (size - 1)
+    return out
+
+
+class WordIndex:
+    """Global ids of words: their positions in the frequent vocabulary (a StringList)."""
+
+    def __init__(self, vocab: StringList) -> None:
+        self.vocab = vocab
+        self._offsets = np.ascontiguousarray(vocab.offsets, dtype=np.int64)
+        self._data = np.ascontiguousarray(vocab.data, dtype=np.uint8)
+        self._slots = build_word_table(self._offsets, self._data)
+
+    def ids(self, words: StringList) -> np.ndarray:
+        """uint32 global id of each word, BREAK for words not in the vocabulary."""
+        return lookup_words(self._slots, self._offsets, self._data,
+                            np.ascontiguousarray(words.offsets, dtype=np.int64),
+                            np.ascontiguousarray(words.data, dtype=np.uint8))
+
+
+def global_batch(local: LocalBatch, index: WordIndex) -> TokenBatch:
+    """The batch with global ids (BREAK for words below sigma documents), uncompacted."""
+    return TokenBatch(index.ids(local.vocab)[local.batch.tokens], local.batch.doc_offsets)
+
+
+@njit(cache=True)
+def frequent_word_pairs(tokens):
+    """ok[i]: tokens i and i + 1 are both frequent words (the caller ignores pairs across
+    documents); the last entry is False."""
+    n = len(tokens)
+    ok = np.zeros(n, dtype=np.bool_)
+    for i in range(n - 1):
+        ok[i] = tokens[i] != 0xFFFFFFFF and tokens[i + 1] != 0xFFFFFFFF
+    return ok
+
+
+@njit(cache=True)
+def compact_runs(tokens, doc_offsets, pair_ok, min_length):
+    """Keep, per document, the maximal runs of positions joined by pairs with pair_ok[i] (pair
+    i, i + 1) that hold >= min_length tokens; runs are separated by one BREAK. Returns (tokens,
+    doc_offsets) of the compacted batch."""
+    # a kept run of >= min_length >= 2 tokens adds at most one separator
+    out = np.empty(len(tokens) + len(tokens) // 2 + 1, dtype=np.uint32)
+    offsets = np.zeros(len(doc_offsets), dtype=np.int64)
+    n = 0
+    for d in range(len(doc_offsets) - 1):
+        a = doc_offsets[d]
+        b = doc_offsets[d + 1]
+        doc_start = n
+        i = a
+        while i < b:
+            j = i
+            while j + 1 < b and pair_ok[j]:
+                j += 1
+            if j + 1 - i >= min_length:  # run [i, j]
+                if n > doc_start:
+                    out[n] = 0xFFFFFFFF
+                    n += 1
+                for k in range(i, j + 1):
+                    out[n] = tokens[k]
+                    n += 1
+            i = j + 1
+        offsets[d + 1] = n
+    return out[:n].copy(), offsets

@@ -1,0 +1,277 @@
+"""The distributed miner's map and reduce steps, as functions of batches and blobs.
+
+An engine (the in-process driver in driver.py, Spark in corpus_miner.spark) only moves what these
+functions return: it runs a *map* function on the batches of each partition, routes its keyed
+blobs so that equal keys meet (a shuffle), runs the *reduce* function per key bucket, and
+broadcasts the small results (vocabulary, filters, deferred keys) to the next map. Every reduce is
+a sum over disjoint sets of documents, so any grouping of partitions gives the same answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator
+
+import numpy as np
+import pyarrow as pa
+from numba import njit
+
+from corpus_miner._numba.hashing import splitmix64
+from corpus_miner.io.strings import StringList
+from corpus_miner.phrases.distributed import counts, encode, traverse, windows
+from corpus_miner.phrases.distributed.encode import LocalBatch, TokenBatch
+from corpus_miner.phrases.distributed.windows import (
+    ReachBatch,
+    Summary,
+    pack_arrays,
+    unpack_arrays,
+)
+
+BATCH_TEXT_BYTES = 8 << 20
+"""Texts are tokenized in slices of about this many bytes (whole documents): one stored batch."""
+
+Contains = Callable[[np.ndarray], np.ndarray]
+"""A membership test over uint64 keys that may err only by saying yes (a Bloom filter)."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Parameters of one distributed run (validated by the estimator).
+
+    window_cap: round 0 windows hold min_length + window_cap tokens, doubling each round.
+    buckets: how many reduce buckets keyed blobs are spread over.
+    salt_threshold: a group with more occurrences is merged in two levels (salted by partition).
+    fingerprint_bits: bits kept of every fingerprint (fewer force collisions; tests).
+    """
+
+    sigma: int
+    min_length: int
+    window_cap: int = 64
+    buckets: int = 64
+    salt_threshold: int = 50_000_000
+    fingerprint_bits: int = 64
+
+    @property
+    def mask(self) -> np.uint64:
+        return counts.fingerprint_mask(self.fingerprint_bits)
+
+    def depths(self, round_index: int) -> tuple[int, int]:
+        """[lo, hi) of the phrase lengths decided by round `round_index`."""
+        hi = self.min_length + self.window_cap * (1 << round_index)
+        lo = self.min_length if round_index == 0 else \
+            self.min_length + self.window_cap * (1 << (round_index - 1))
+        return lo, hi
+
+    def salts(self, occurrences: np.ndarray, partitions: int) -> np.ndarray:
+        """Number of salts of groups with these occurrence counts (1: not salted)."""
+        wanted = -(-np.asarray(occurrences, np.int64) // self.salt_threshold)
+        return np.clip(wanted, 1, max(partitions, 1))
+
+
+@njit(cache=True)
+def bucket_of(keys, salt, n_buckets):
+    """Reduce bucket of each key (salt 0 = unsalted; salts spread one key over several)."""
+    out = np.empty(len(keys), dtype=np.int64)
+    for i in range(len(keys)):
+        mixed = splitmix64(keys[i] ^ (np.uint64(salt[i]) * np.uint64(0x9E3779B97F4A7C15)))
+        out[i] = np.int64(mixed % np.uint64(n_buckets))
+    return out
+
+
+# ---------------------------------------------------------------- stage 0: tokens and words
+
+def text_slices(texts: pa.Array, max_bytes: int = BATCH_TEXT_BYTES) -> Iterator[pa.Array]:
+    """Consecutive slices of whole documents holding about max_bytes of text each."""
+    texts = encode.texts_without_nulls(texts)
+    sizes = pc_binary_lengths(texts)
+    start, total = 0, 0
+    for i, size in enumerate(sizes):
+        total += size
+        if total >= max_bytes:
+            yield texts.slice(start, i + 1 - start)
+            start, total = i + 1, 0
+    if start < len(texts) or len(texts) == 0:
+        yield texts.slice(start)
+
+
+def pc_binary_lengths(texts: pa.Array) -> np.ndarray:
+    import pyarrow.compute as pc
+
+    return pc.binary_length(texts).to_numpy(zero_copy_only=False)
+
+
+def local_to_blob(local: LocalBatch) -> bytes:
+    return pack_arrays({"tokens": local.batch.tokens, "doc_offsets": local.batch.doc_offsets,
+                        "vocab_offsets": local.vocab.offsets, "vocab_data": local.vocab.data,
+                        "word_df": local.word_df})
+
+
+def local_from_blob(raw: bytes) -> LocalBatch:
+    a = unpack_arrays(raw)
+    return LocalBatch(TokenBatch(a["tokens"], a["doc_offsets"]),
+                      StringList(a["vocab_offsets"], a["vocab_data"]), a["word_df"])
+
+
+def word_counts(local: LocalBatch) -> tuple[pa.Array, np.ndarray]:
+    """(words, documents of the batch containing each) for the word-df aggregation."""
+    return local.vocab.to_arrow(), local.word_df
+
+
+def encode_global(local: LocalBatch, index: encode.WordIndex, min_length: int) -> TokenBatch:
+    """Global ids, keeping only runs of >= min_length frequent words (encode.compact_runs)."""
+    batch = encode.global_batch(local, index)
+    ok = encode.frequent_word_pairs(batch.tokens)
+    return TokenBatch(*encode.compact_runs(batch.tokens, batch.doc_offsets, ok, min_length))
+
+
+def batch_to_blob(batch: TokenBatch) -> bytes:
+    return pack_arrays({"tokens": batch.tokens, "doc_offsets": batch.doc_offsets})
+
+
+def batch_from_blob(raw: bytes) -> TokenBatch:
+    a = unpack_arrays(raw)
+    return TokenBatch(a["tokens"], a["doc_offsets"])
+
+
+# ---------------------------------------------------------------- keyed counts (stages 1, 2)
+
+def keyed_blobs(arrays: dict[str, np.ndarray], key: str, n_buckets: int
+                ) -> Iterator[tuple[int, bytes]]:
+    """(bucket, blob) of the rows of `arrays` (equal lengths) split by bucket_of(arrays[key])."""
+    keys = arrays[key]
+    if len(keys) == 0:
+        return
+    bucket = bucket_of(keys, np.zeros(len(keys), np.int64), n_buckets)
+    order = np.argsort(bucket, kind="stable")
+    bucket = bucket[order]
+    bounds = np.flatnonzero(np.concatenate(([True], bucket[1:] != bucket[:-1], [True])))
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        rows = order[lo:hi]
+        yield int(bucket[lo]), pack_arrays({name: a[rows] for name, a in arrays.items()})
+
+
+def partition_bigram_counts(batches: Iterable[TokenBatch]) -> dict[str, np.ndarray]:
+    """Stage 1 map: bigram -> documents of the partition containing it."""
+    keys, dfs = [], []
+    for batch in batches:
+        k, d = counts.bigram_doc_counts(batch.tokens, batch.doc_offsets)
+        keys.append(k)
+        dfs.append(d)
+    if not keys:
+        return {"key": np.zeros(0, np.uint64), "df": np.zeros(0, np.int64)}
+    key, df = counts.sum_by_key(np.concatenate(keys), np.concatenate(dfs))
+    return {"key": key, "df": df}
+
+
+def frequent_bigrams(blobs: Iterable[bytes], sigma: int) -> np.ndarray:
+    """Stage 1 reduce: the bigram keys of one bucket with df >= sigma."""
+    parts = [unpack_arrays(raw) for raw in blobs]
+    if not parts:
+        return np.zeros(0, np.uint64)
+    key, df = counts.sum_by_key(np.concatenate([p["key"] for p in parts]),
+                                np.concatenate([p["df"] for p in parts]))
+    return key[df >= sigma]
+
+
+def compact_frequent_pairs(batch: TokenBatch, frequent_bigram: Contains,
+                           min_length: int) -> TokenBatch:
+    """Keep only runs of >= min_length tokens whose every adjacent pair is a frequent bigram."""
+    ok = counts.pairs_in(batch.tokens, frequent_bigram)
+    return TokenBatch(*encode.compact_runs(batch.tokens, batch.doc_offsets, ok, min_length))
+
+
+def partition_gram_statistics(batches: Iterable[TokenBatch], plan: Plan) -> dict[str, np.ndarray]:
+    """Stage 2 map: per fingerprint of the partition's min_length-grams (counts.GRAM_FIELDS)."""
+    return counts.merge_gram_statistics([
+        counts.gram_statistics(b.tokens, b.doc_offsets, plan.min_length, plan.mask)
+        for b in batches])
+
+
+def classify_grams(blobs: Iterable[bytes], plan: Plan) -> dict[str, np.ndarray]:
+    """Stage 2 reduce: frequent and live fingerprints of one bucket, and the occurrences of
+    frequent ones (for salting)."""
+    stats = counts.merge_gram_statistics([dict(unpack_arrays(raw)) for raw in blobs])
+    frequent, live = counts.live_and_frequent(stats, plan.sigma)
+    return {"frequent": stats["fp"][frequent], "live": stats["fp"][live],
+            "occurrences": stats["occurrences"][frequent]}
+
+
+# ---------------------------------------------------------------- rounds (stages 3, 4)
+
+def mark_reach(batch: TokenBatch, frequent_gram: Contains, plan: Plan) -> ReachBatch:
+    """After stage 2: each position's chain of frequent grams; only covered tokens are kept."""
+    return windows.mark_reach(batch.tokens, batch.doc_offsets, plan.min_length, frequent_gram,
+                              plan.mask)
+
+
+def reach_to_blob(batch: ReachBatch) -> bytes:
+    return pack_arrays({"tokens": batch.tokens, "doc_offsets": batch.doc_offsets,
+                        "reach": batch.reach})
+
+
+def reach_from_blob(raw: bytes) -> ReachBatch:
+    a = unpack_arrays(raw)
+    return ReachBatch(a["tokens"], a["doc_offsets"], a["reach"])
+
+
+@dataclass(frozen=True)
+class Round:
+    """What one round's map needs besides the batches: its depths, the live-gram test (round 0)
+    or the deferred keys of the previous round, and the salted groups (sorted keys, salts)."""
+
+    index: int
+    lo: int
+    hi: int
+    live_gram: Contains | None
+    deferred: Contains | None
+    salted_keys: np.ndarray
+    salted_counts: np.ndarray
+
+
+def partition_summary(batches: Iterable[ReachBatch], plan: Plan, spec: Round) -> Summary:
+    """Stage 3 map: the summary of a partition's shipped occurrences (batches merged)."""
+    parts = []
+    for batch in batches:
+        occ = windows.scan_occurrences(batch, plan.min_length, spec.lo, spec.hi, plan.mask,
+                                       live_gram=spec.live_gram, deferred=spec.deferred)
+        parts.append(windows.build_summary(batch.tokens, occ, spec.lo))
+    return windows.merge_summaries(parts)
+
+
+FINAL, PARTIAL = 0, 1
+
+
+def route(summary: Summary, plan: Plan, spec: Round, partition: int
+          ) -> Iterator[tuple[int, int, bytes]]:
+    """(bucket, FINAL or PARTIAL, blob) pieces of a partition summary. A salted group's piece
+    goes to a bucket chosen by its salt (partition mod salts): PARTIAL, merged there first."""
+    if summary.n_windows == 0:
+        return
+    salts = np.ones(summary.n_windows, np.int64)
+    if len(spec.salted_keys):
+        at = np.searchsorted(spec.salted_keys, summary.gkey)
+        hit = at < len(spec.salted_keys)
+        hit[hit] = spec.salted_keys[at[hit]] == summary.gkey[hit]
+        salts[hit] = spec.salted_counts[at[hit]]
+    salt = np.where(salts > 1, partition % salts + 1, 0)
+    bucket = bucket_of(summary.gkey, salt, plan.buckets)
+    stage = (salt > 0).astype(np.int64)
+    code = bucket * 2 + stage
+    for value in np.unique(code):
+        yield int(value // 2), int(value % 2), windows.subset(summary, code == value).to_bytes()
+
+
+def reduce_round(final: list[bytes], partial: list[bytes], plan: Plan, spec: Round):
+    """Stage 4 reduce of one bucket: merge FINAL pieces and decide them; merge PARTIAL pieces and
+    send them on as FINAL pieces of their group's unsalted bucket. Returns (phrases, deferred,
+    [(bucket, blob)]) with phrases = (tokens, offsets, df, occurrences) in global ids and
+    deferred = (keys, df, occurrences)."""
+    forwarded = []
+    if partial:
+        merged = windows.merge_summaries([Summary.from_bytes(raw) for raw in partial])
+        bucket = bucket_of(merged.gkey, np.zeros(merged.n_windows, np.int64), plan.buckets)
+        for value in np.unique(bucket):
+            forwarded.append((int(value), windows.subset(merged, bucket == value).to_bytes()))
+    merged = windows.merge_summaries([Summary.from_bytes(raw) for raw in final])
+    phrases, deferred = traverse.decide(merged, plan.sigma, spec.lo, spec.hi, plan.mask)
+    return phrases, deferred, forwarded
