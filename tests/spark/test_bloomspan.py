@@ -1,0 +1,190 @@
+"""SparkBloomSpan: the local engine's phrases, coverage and cleaning, byte for byte, whatever the
+partitioning, window cap, fingerprint width, salting or task retries."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("pyspark")
+pytest.importorskip("pandas")
+
+from pyspark import TaskContext  # noqa: E402
+
+from corpus_miner import BloomSpan, synth  # noqa: E402
+from corpus_miner.corpus import TokenIdAssigner  # noqa: E402
+from corpus_miner.coverage import Cleaner, Coverage  # noqa: E402
+from corpus_miner.errors import InputError, NotFittedError, ParameterError  # noqa: E402
+from corpus_miner.io.readers import DocumentBatch  # noqa: E402
+from corpus_miner.phrases.exact import mine_fhk  # noqa: E402
+from corpus_miner.spark import SparkBloomSpan  # noqa: E402
+from corpus_miner.spark.span_passes import Passes  # noqa: E402
+
+from ..phrases.corpora import small_corpora  # noqa: E402
+
+
+class Corpus:
+    """Texts tokenized like load_corpus does (what the local engine mines)."""
+
+    def __init__(self, texts: list[str]):
+        assigner = TokenIdAssigner()
+        assigner.add_texts(pa.array(texts, pa.string()))
+        self.tokens, self.doc_offsets, self.vocab = assigner.finish()
+        self.texts = texts
+        self.doc_ids = [f"d{i}" for i in range(len(texts))]
+
+
+def web_texts(n_docs: int = 150, seed: int = 4) -> list[str]:
+    docs = synth.web(n_docs, n_sites=4, vocabulary=400, mean_body_words=40, seed=seed)
+    texts = [" ".join(doc) for doc in docs]
+    # a periodic run and a template far longer than the window cap, in a few documents
+    long_template = " ".join(f"legal{i}" for i in range(90))
+    for i in range(0, n_docs, 25):
+        texts[i] += " " + " ".join(["ha"] * (40 + i)) + " . " + long_template
+    texts[3] = ""
+    return texts
+
+
+TEXTS = web_texts()
+SIGMA, MIN_LENGTH = 4, 5
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return Corpus(TEXTS)
+
+
+@pytest.fixture(scope="module")
+def local(corpus):
+    return BloomSpan(SIGMA, MIN_LENGTH).fit(corpus)
+
+
+def frame(spark, texts, partitions: int | None = None):
+    pdf = pd.DataFrame({"id": [f"d{i}" for i in range(len(texts))], "text": texts,
+                        "extra": np.arange(len(texts))})
+    df = spark.createDataFrame(pdf)
+    return df if partitions is None else df.repartition(partitions)
+
+
+def rows(df) -> list[dict]:
+    return [row.asDict() for row in df.collect()]
+
+
+@pytest.fixture(scope="module")
+def fitted(spark, local):
+    model = SparkBloomSpan(SIGMA, MIN_LENGTH, window_cap=8).fit(frame(spark, TEXTS, 3))
+    return model
+
+
+def test_phrases_equal_the_local_engine_in_canonical_order(fitted, local):
+    assert rows(fitted.phrases_) == list(local.phrases_.rows())
+    assert fitted.phrases_.columns == ["phrase", "length", "df", "occurrences"]
+    assert fitted.stats_["rounds"] >= 4  # the long template needed continuation rounds
+    assert len(local.phrases_) > 10
+
+
+@pytest.mark.parametrize("partitions, options", [
+    (1, {}), (2, {"window_cap": 1}), (5, {"window_cap": 2, "fingerprint_bits": 3}),
+    (len(TEXTS), {"window_cap": 3, "salt_threshold": 2, "buckets": 3}),
+    (7, {"window_cap": 64, "filter_fp": 1.0})])
+def test_same_bytes_for_any_partitioning_and_path(spark, fitted, partitions, options):
+    """Partitions {1, 2, 5, #docs}; caps {1, 2, 3, 64} force 0 to 7 continuation rounds; 3-bit
+    fingerprints force collisions; threshold 2 salts every group; all-positive filters."""
+    model = SparkBloomSpan(SIGMA, MIN_LENGTH, **options).fit(frame(spark, TEXTS, partitions))
+    assert rows(model.phrases_) == rows(fitted.phrases_)
+    if "salt_threshold" in options:
+        assert model.stats_["salted_groups"] > 0
+
+
+def test_coverage_equals_the_local_engine(spark, fitted, local, corpus):
+    expected = Coverage.from_miner(local, corpus)
+    found = rows(fitted.coverage(frame(spark, TEXTS, 4)).orderBy("id"))
+    by_id = {row["id"]: row for row in found}
+    cleaner = Cleaner(mode="annotate").fit(corpus, expected)
+    for d, text in enumerate(TEXTS):
+        row = by_id[f"d{d}"]
+        assert row["tokens"] == corpus.doc_offsets[d + 1] - corpus.doc_offsets[d]
+        assert row["tokens_covered"] == expected.doc_covered[d]
+        assert row["junk_spans"] == cleaner.document(d, text)[1]
+    assert sum(row["tokens_covered"] for row in found) == expected.tokens_covered > 0
+
+
+@pytest.mark.parametrize("mode", ["remove", "mask", "annotate"])
+def test_clean_keeps_every_column_and_row_and_equals_the_cleaner(spark, fitted, local, corpus,
+                                                                 mode):
+    df = frame(spark, TEXTS, 3)
+    cleaned = fitted.clean(df, mode=mode).toPandas()
+    expected_columns = df.columns + (["junk_spans", "junk_share"] if mode == "annotate" else [])
+    assert list(cleaned.columns) == expected_columns
+    assert sorted(cleaned["id"]) == sorted(f"d{i}" for i in range(len(TEXTS)))
+    cleaned = cleaned.set_index("id")
+    cleaner = Cleaner(mode=mode).fit(corpus, Coverage.from_miner(local, corpus))
+    batch = DocumentBatch(pa.array(corpus.doc_ids), pa.array(TEXTS),
+                          pa.table({"id": corpus.doc_ids, "text": TEXTS}), "test", 0)
+    (table,) = cleaner.transform([batch])
+    for row in table.to_pylist():
+        got = cleaned.loc[row["id"]]
+        assert got["text"] == row["text"]
+        if mode == "annotate":
+            assert [list(span) for span in got["junk_spans"]] == row["junk_spans"]
+            assert got["junk_share"] == pytest.approx(row["junk_share"])
+
+
+def test_retried_tasks_give_the_same_answer(spark, fitted, tmp_path, monkeypatch):
+    """Every stored table and reduce output fails in partition 0 on its first attempt; Spark
+    retries (master local[2,4]) and the answer is that of a clean run."""
+    marker_dir = str(tmp_path)
+
+    def flaky(batches):
+        context = TaskContext.get()
+        if context.partitionId() == 0 and context.attemptNumber() == 0:
+            open(f"{marker_dir}/failed-{context.stageId()}", "w").close()
+            raise RuntimeError("injected failure on the first attempt")
+        yield from batches
+
+    keep = Passes.keep
+    monkeypatch.setattr(Passes, "keep", lambda self, df: keep(self, df.mapInArrow(flaky,
+                                                                                  df.schema)))
+    model = SparkBloomSpan(SIGMA, MIN_LENGTH, window_cap=8).fit(frame(spark, TEXTS, 3))
+    assert len(list(tmp_path.glob("failed-*"))) >= 5
+    assert rows(model.phrases_) == rows(fitted.phrases_)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(small_corpora(max_docs=10), st.integers(1, 4), st.sampled_from([1, 2, 64]))
+def test_hypothesis_corpora_equal_local_engine_and_fhk(spark, case, partitions, cap):
+    docs, sigma, min_length = case
+    texts = [" ".join(f"w{t}" for t in doc) for doc in docs]
+    corpus = Corpus(texts)
+    local = BloomSpan(sigma, min_length).fit(corpus)
+    exact, _ = mine_fhk(corpus.tokens, corpus.doc_offsets, sigma, min_length, corpus.vocab)
+    df = frame(spark, texts, partitions)
+    model = SparkBloomSpan(sigma, min_length, window_cap=cap, buckets=3).fit(df)
+    assert rows(model.phrases_) == list(local.phrases_.rows()) == list(exact.rows())
+    covered = {row["id"]: row["tokens_covered"] for row in rows(model.coverage(df))}
+    expected = Coverage.from_miner(local, corpus).doc_covered
+    assert [covered[f"d{i}"] for i in range(len(texts))] == expected.tolist()
+
+
+def test_errors_are_clear(spark, fitted):
+    df = frame(spark, TEXTS[:10])
+    with pytest.raises(InputError, match="text_col='body' is not a column"):
+        SparkBloomSpan().fit(df, text_col="body")
+    with pytest.raises(InputError, match="column 'extra' has type bigint, expected string"):
+        SparkBloomSpan().fit(df, text_col="extra")
+    with pytest.raises(ParameterError, match="sigma"):
+        SparkBloomSpan(sigma=1).fit(df)
+    with pytest.raises(ParameterError, match="window_cap"):
+        SparkBloomSpan(window_cap=0).fit(df)
+    with pytest.raises(ParameterError, match="expected a Spark DataFrame"):
+        SparkBloomSpan().fit(pd.DataFrame({"text": ["a"]}))
+    with pytest.raises(NotFittedError, match="call fit"):
+        SparkBloomSpan().coverage(df)
+    with pytest.raises(ParameterError, match="mode must be one of"):
+        fitted.clean(df, mode="erase")
+    assert not hasattr(SparkBloomSpan(), "phrases_")
+    assert SparkBloomSpan(sigma=3).get_params()["sigma"] == 3
