@@ -104,7 +104,7 @@ class SparkBloomSpan(Estimator):
             vocab, stats["tokens"] = passes.vocabulary(local)
             stats["frequent_words"] = len(vocab)
             lap("words")
-            encoded = passes.encoded(local, vocab)
+            encoded = passes.encoded(local, vocab, stats["tokens"])
             f2, stats["frequent_bigrams"], stats["tokens_in_frequent_word_runs"] = \
                 passes.frequent_bigram_filter(encoded)
             passes.release(local)

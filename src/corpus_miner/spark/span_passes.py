@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from corpus_miner._numba.keyset import KeySet
-from corpus_miner.dedup.bloom import BloomFilter, bloom_size
+from corpus_miner.dedup.bloom import bloom_size
 from corpus_miner.io.strings import StringList
 from corpus_miner.phrases.distributed import stages
 from corpus_miner.phrases.distributed.encode import (
@@ -38,6 +38,12 @@ KEYED_SCHEMA = "bucket int, tokens long, blob binary"
 ROUTED_SCHEMA = "bucket int, stage int, tokens long, blob binary"
 REDUCED_SCHEMA = "kind int, bucket int, tokens long, blob binary"
 PHRASES, DEFERRED, FORWARDED, TOKENS = 0, 1, 2, 3
+PARTITION_TOKENS = 1 << 24
+EXACT_KEYS = 1 << 20
+"""Key sets (frequent bigrams, frequent and live grams) up to this size are collected by the job
+that counts them and shipped exactly (8 bytes per key, one probe); larger ones are shipped as
+Bloom filters built on the executors (about 1.2 bytes per key at 1%), so the driver never holds
+more than 8 MiB of keys."""
 
 _worker_cache: dict[tuple, object] = {}
 _CACHE_ENTRIES = 16
@@ -152,8 +158,16 @@ class Passes:
         vocab = frequent_vocabulary(word.filter(pa.array(~empty)), df[~empty], self.plan.sigma)
         return vocab, int(df[empty].sum())
 
-    def encoded(self, table: DataFrame, vocab: StringList) -> DataFrame:
-        """Stored batches with global ids, runs of frequent words only (stages.encode_global)."""
+    def encoded(self, table: DataFrame, vocab: StringList, tokens: int) -> DataFrame:
+        """Stored batches with global ids, runs of frequent words only (stages.encode_global),
+        in fewer partitions when the input had many small ones: about PARTITION_TOKENS tokens
+        each, but at least 4 per core when the input had that many (whole batches move, so
+        documents stay whole)."""
+        current = table.rdd.getNumPartitions()
+        wanted = max(-(-tokens // PARTITION_TOKENS),
+                     min(current, 4 * self.spark.sparkContext.defaultParallelism))
+        if wanted < current:
+            table = table.coalesce(wanted)
         shared = self.broadcast((vocab.offsets, vocab.data))
         min_length = self.plan.min_length
 
@@ -166,8 +180,8 @@ class Passes:
         return self.keep(table.mapInArrow(encode, TABLE_SCHEMA))
 
     # -- stage 1 ---------------------------------------------------------------------------------
-    def frequent_bigram_filter(self, table: DataFrame) -> tuple[BloomFilter, int, int]:
-        """(filter of the bigrams in >= sigma documents, their number, tokens of `table`)."""
+    def frequent_bigram_filter(self, table: DataFrame) -> tuple[tuple, int, int]:
+        """(key set of the bigrams in >= sigma documents, their number, tokens of `table`)."""
         plan = self.plan
 
         def count(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -176,20 +190,23 @@ class Passes:
                                                  plan.buckets),
                               sum(len(b.tokens) for b in stored))
 
+        inline = EXACT_KEYS // plan.buckets
+
         def reduce(group: pa.Table) -> pa.Table:
             keys = stages.frequent_bigrams(_nonempty(group.column("blob")), plan.sigma)
-            return pa.table({"keys": [pack_arrays({"keys": keys})], "n": [len(keys)],
+            return pa.table({**_key_columns("keys", keys, inline),
                              "tokens": [pa.compute.sum(group.column("tokens")).as_py()]})
 
-        frequent = self.keep(table.mapInArrow(count, KEYED_SCHEMA).groupBy("bucket")
-                             .applyInArrow(reduce, "keys binary, n long, tokens long"))
-        n_keys, tokens = (int(x or 0) for x in
-                          frequent.agg(F.sum("n"), F.sum("tokens")).collect()[0])
-        return self._filter_of(frequent, "keys", n_keys), n_keys, tokens
+        frequent = self.keep(table.mapInArrow(count, KEYED_SCHEMA).groupBy("bucket").applyInArrow(
+            reduce, "keys binary, keys_inline binary, keys_n long, tokens long"))
+        small = frequent.drop("keys").toArrow()
+        tokens = int(small.column("tokens").to_numpy().sum())
+        key_set, n_keys = self._key_set(frequent, small, "keys")
+        return key_set, n_keys, tokens
 
-    def compacted(self, table: DataFrame, frequent_bigram: BloomFilter) -> DataFrame:
+    def compacted(self, table: DataFrame, frequent_bigram: tuple) -> DataFrame:
         """Runs of >= min_length tokens joined by frequent bigrams only."""
-        shared = self.broadcast(_shipped(frequent_bigram))
+        shared = self.broadcast(frequent_bigram)
         min_length = self.plan.min_length
 
         def compact(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -213,36 +230,35 @@ class Passes:
                                                  "fp", plan.buckets),
                               sum(len(b.tokens) for b in stored))
 
+        inline = EXACT_KEYS // plan.buckets
+
         def reduce(group: pa.Table) -> pa.Table:
             classes = stages.classify_grams(_nonempty(group.column("blob")), plan)
             salts = plan.salts(classes["occurrences"], partitions)
             salted = salts > 1
-            return pa.table({"frequent": [pack_arrays({"keys": classes["frequent"]})],
-                             "live": [pack_arrays({"keys": classes["live"]})],
+            return pa.table({**_key_columns("frequent", classes["frequent"], inline),
+                             **_key_columns("live", classes["live"], inline),
                              "salted": [pack_arrays({"keys": classes["frequent"][salted],
                                                      "salts": salts[salted]})],
-                             "n_frequent": [len(classes["frequent"])],
-                             "n_live": [len(classes["live"])],
                              "tokens": [pa.compute.sum(group.column("tokens")).as_py()]})
 
         classes = self.keep(table.mapInArrow(count, KEYED_SCHEMA).groupBy("bucket").applyInArrow(
-            reduce, "frequent binary, live binary, salted binary, n_frequent long, n_live long, "
-            "tokens long"))
-        small = classes.select("salted", "n_frequent", "n_live", "tokens").toArrow()
+            reduce, "frequent binary, frequent_inline binary, frequent_n long, live binary, "
+            "live_inline binary, live_n long, salted binary, tokens long"))
+        small = classes.drop("frequent", "live").toArrow()
         salted = [unpack_arrays(raw) for raw in small.column("salted").to_pylist()]
         keys = np.concatenate([s["keys"] for s in salted] + [np.zeros(0, np.uint64)])
         salts = np.concatenate([s["salts"] for s in salted] + [np.zeros(0, np.int64)])
         order = np.argsort(keys, kind="stable")
-        n_frequent, n_live, tokens = (int(small.column(name).to_numpy().sum())
-                                      for name in ("n_frequent", "n_live", "tokens"))
-        return {"frequent": self._filter_of(classes, "frequent", n_frequent),
-                "live": self._filter_of(classes, "live", n_live),
-                "salted": (keys[order], salts[order]), "frequent_grams": n_frequent,
-                "live_grams": n_live, "tokens": tokens}
+        frequent, n_frequent = self._key_set(classes, small, "frequent")
+        live, n_live = self._key_set(classes, small, "live")
+        return {"frequent": frequent, "live": live, "salted": (keys[order], salts[order]),
+                "frequent_grams": n_frequent, "live_grams": n_live,
+                "tokens": int(small.column("tokens").to_numpy().sum())}
 
-    def reach(self, table: DataFrame, frequent_gram: BloomFilter) -> DataFrame:
+    def reach(self, table: DataFrame, frequent_gram: tuple) -> DataFrame:
         """Chains of frequent grams and the tokens they cover (stages.mark_reach)."""
-        shared = self.broadcast(_shipped(frequent_gram))
+        shared = self.broadcast(frequent_gram)
         plan = self.plan
 
         def mark(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -254,12 +270,12 @@ class Passes:
         return self.keep(table.mapInArrow(mark, TABLE_SCHEMA))
 
     # -- stages 3, 4 -----------------------------------------------------------------------------
-    def round(self, table: DataFrame, index: int, live_gram: BloomFilter | None,
+    def round(self, table: DataFrame, index: int, live_gram: tuple | None,
               deferred: np.ndarray | None, salted: tuple[np.ndarray, np.ndarray]):
         """One round: (phrase pieces, deferred keys, deferred occurrences) collected."""
         plan = self.plan
         lo, hi = plan.depths(index)
-        live = self.broadcast(_shipped(live_gram)) if live_gram is not None else None
+        live = self.broadcast(live_gram) if live_gram is not None else None
         later = self.broadcast(deferred) if deferred is not None else None
         salt_keys, salt_counts = salted
 
@@ -311,18 +327,35 @@ class Passes:
         return pieces, keys, occ, tokens
 
     # -- helpers ---------------------------------------------------------------------------------
-    def _filter_of(self, rows: DataFrame, column: str, n_keys: int) -> BloomFilter:
-        """A Bloom filter of the keys packed in `column` blobs (false-positive rate filter_fp;
-        filter_fp >= 1 gives an all-positive filter, which tests use)."""
+    def _key_set(self, rows: DataFrame, small: pa.Table, column: str) -> tuple[tuple, int]:
+        """(membership spec of the keys packed in rows[column], number of keys): ("exact", keys)
+        when every reducer inlined its keys in `small` (the rows without the big columns), else
+        ("bloom", filter) at rate filter_fp; ("all",) passes everything (filter_fp >= 1, tests).
+        Workers turn a spec into a test with `_membership`."""
+        n_keys = int(small.column(f"{column}_n").to_numpy().sum())
         if self.filter_fp >= 1.0:
-            return BloomFilter(8, 1, np.full(1, 0xFF, np.uint8))
+            return ("all",), n_keys
+        inline = small.column(f"{column}_inline").to_pylist()
+        if all(raw is not None for raw in inline):
+            keys = [unpack_arrays(raw)["keys"] for raw in inline]
+            return ("exact", np.concatenate(keys + [np.zeros(0, np.uint64)])), n_keys
         num_bits, num_hashes = bloom_size(max(n_keys, 1), self.filter_fp)
 
         def keys_of(batch: pa.RecordBatch) -> np.ndarray:
             parts = [unpack_arrays(raw)["keys"] for raw in batch.column(column).to_pylist()]
             return np.concatenate(parts + [np.zeros(0, np.uint64)])
 
-        return build_filters(rows.select(column), keys_of, num_bits, num_hashes)[0]
+        bloom = build_filters(rows.select(column), keys_of, num_bits, num_hashes)[0]
+        return ("bloom", _shipped(bloom)), n_keys
+
+
+def _key_columns(name: str, keys: np.ndarray, inline_limit: int) -> dict:
+    """A reducer's key set as columns: all keys, the keys again when few enough to collect
+    (else null), their number."""
+    packed = pack_arrays({"keys": keys})
+    return {name: [packed], f"{name}_inline": pa.array([packed if len(keys) <= inline_limit
+                                                        else None], pa.binary()),
+            f"{name}_n": [len(keys)]}
 
 
 def _reduced(phrases, later, forwarded, tokens: int) -> pa.Table:
@@ -354,5 +387,11 @@ def _word_index(shipped) -> WordIndex:
     return WordIndex(StringList(offsets, data))
 
 
-def _membership(shipped) -> Callable[[np.ndarray], np.ndarray]:
-    return _unshipped(shipped).contains
+def _membership(spec: tuple) -> Callable[[np.ndarray], np.ndarray]:
+    """The membership test of a key-set spec (Passes._key_set)."""
+    kind = spec[0]
+    if kind == "exact":
+        return KeySet(spec[1])
+    if kind == "bloom":
+        return _unshipped(spec[1]).contains
+    return lambda keys: np.ones(len(keys), dtype=bool)

@@ -1,0 +1,244 @@
+"""SparkBloomSpan vs the local engine: time, peak memory, shuffle bytes, same answer.
+
+    python benchmarks/bench_spark_bloomspan.py --docs /work/corpora --web /work/data/big1b \\
+        --web-parts 3 [--settings 20:10,3:5] [--master local[2]] [--driver-memory 8g]
+
+Datasets: every documentation corpus of --docs (*.jsonl.gz, read together) and the first
+--web-parts Parquet parts of --web (generated web pages, `python shared/tools/gen_big.py DIR
+1e9`, or `corpus-miner generate web`). For each dataset and (sigma, min_length):
+
+* local: `corpus-miner phrases INPUT... --sigma S --min-length L -o local.tsv` as one process;
+* spark: one process that starts a local Spark session, reads the inputs with Spark
+  (spark.read.json / parquet), fits SparkBloomSpan and writes phrases_ to spark.tsv.
+
+Both processes are sampled every 0.2 s with psutil: peak resident memory of the whole process
+tree, and for Spark separately of the Python driver, the JVM (driver and executors in local
+mode) and the Python workers (executor side). Shuffle bytes are the sum of shuffleWriteBytes
+over all stages (Spark's REST API at the end of the run). `identical` compares the two TSV files
+byte for byte. Columns of benchmarks/results/bench_spark_bloomspan.csv:
+
+  dataset, tokens, documents, sigma, min_length, engine, seconds (whole process),
+  fit_seconds (Spark: fit alone; local: the miner's own total), peak_rss_mb (process tree),
+  driver_rss_mb, jvm_rss_mb, workers_rss_mb, shuffle_bytes, shuffle_bytes_per_token, rounds,
+  phrases, identical, stage_seconds (JSON: seconds per stage of the fit), stats (JSON)
+
+Also writes bench_spark_bloomspan.png (time and memory per run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+COLUMNS = ["dataset", "tokens", "documents", "sigma", "min_length", "engine", "seconds",
+           "fit_seconds", "peak_rss_mb", "driver_rss_mb", "jvm_rss_mb", "workers_rss_mb",
+           "shuffle_bytes", "shuffle_bytes_per_token", "rounds", "phrases", "identical",
+           "stage_seconds", "stats"]
+
+
+# -- the Spark run, in its own process ----------------------------------------------------------
+def spark_worker(inputs: list[str], sigma: int, min_length: int, master: str,
+                 driver_memory: str, out: str, report: str) -> None:
+    import urllib.request
+
+    from corpus_miner.phrases.result import write_phrases
+    from corpus_miner.spark import SparkBloomSpan, local_session
+
+    started = time.perf_counter()
+    spark = local_session(master, app_name="bench-spark-bloomspan",
+                          spark__driver__memory=driver_memory,
+                          spark__ui__enabled="true", spark__ui__port="4048",
+                          spark__sql__shuffle__partitions="8",
+                          spark__sql__adaptive__enabled="false")
+    spark.sparkContext.setLogLevel("ERROR")
+    if all(path.endswith(".parquet") for path in inputs):
+        df = spark.read.parquet(*inputs).select("id", "text")
+    else:
+        df = spark.read.schema("id string, text string").json(inputs)
+    fit_started = time.perf_counter()
+    model = SparkBloomSpan(sigma=sigma, min_length=min_length).fit(df)
+    fit_seconds = time.perf_counter() - fit_started
+    write_phrases(model.table_, out)
+    ui = spark.sparkContext.uiWebUrl
+    app = spark.sparkContext.applicationId
+    with urllib.request.urlopen(f"{ui}/api/v1/applications/{app}/stages?status=complete") as r:
+        stages = json.load(r)
+    shuffle = sum(stage.get("shuffleWriteBytes", 0) for stage in stages)
+    Path(report).write_text(json.dumps({
+        "fit_seconds": fit_seconds, "seconds_in_process": time.perf_counter() - started,
+        "shuffle_bytes": shuffle, "stats": model.stats_}))
+    spark.stop()
+
+
+# -- sampling a process tree -------------------------------------------------------------------
+class TreeSampler:
+    """Peak RSS of a process and its descendants, also split by kind (Python driver, JVM, Python
+    workers), sampled every `interval` seconds."""
+
+    def __init__(self, pid: int, interval: float = 0.2):
+        import psutil
+
+        self.root = psutil.Process(pid)
+        self.peaks = {"tree": 0.0, "driver": 0.0, "jvm": 0.0, "workers": 0.0}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(interval,), daemon=True)
+        self._thread.start()
+
+    def _run(self, interval: float) -> None:
+        import psutil
+
+        while not self._stop.is_set():
+            try:
+                procs = [self.root] + self.root.children(recursive=True)
+                sizes = {"tree": 0.0, "driver": 0.0, "jvm": 0.0, "workers": 0.0}
+                for proc in procs:
+                    try:
+                        rss = proc.memory_info().rss / 2**20
+                        name = proc.name()
+                    except psutil.Error:
+                        continue
+                    sizes["tree"] += rss
+                    if proc.pid == self.root.pid:
+                        sizes["driver"] += rss
+                    elif name.startswith("java"):
+                        sizes["jvm"] += rss
+                    else:
+                        sizes["workers"] += rss
+                for key, value in sizes.items():
+                    self.peaks[key] = max(self.peaks[key], value)
+            except psutil.Error:
+                pass
+            self._stop.wait(interval)
+
+    def stop(self) -> dict:
+        self._stop.set()
+        self._thread.join()
+        return self.peaks
+
+
+def run_sampled(command: list[str], env: dict | None = None) -> tuple[float, dict]:
+    started = time.perf_counter()
+    proc = subprocess.Popen(command, env=env)
+    sampler = TreeSampler(proc.pid)
+    code = proc.wait()
+    peaks = sampler.stop()
+    if code != 0:
+        raise SystemExit(f"{' '.join(command)} failed with exit code {code}")
+    return time.perf_counter() - started, peaks
+
+
+def measure(dataset: str, inputs: list[str], sigma: int, min_length: int, args,
+            work: Path) -> list[dict]:
+    local_out, spark_out = work / "local.tsv", work / "spark.tsv"
+    local_stats, spark_report = work / "local.json", work / "spark.json"
+    local_cmd = [sys.executable, "-c", "import sys; from corpus_miner.cli import entry_point; "
+                 "sys.argv[0] = 'corpus-miner'; entry_point()", "phrases", *inputs, "--sigma",
+                 str(sigma), "--min-length", str(min_length), "-o", str(local_out), "--stats",
+                 str(local_stats)]
+    local_seconds, local_peaks = run_sampled(local_cmd)
+    stats = json.loads(local_stats.read_text())
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
+    spark_cmd = [sys.executable, __file__, "--spark-worker", json.dumps(
+        [inputs, sigma, min_length, args.master, args.driver_memory, str(spark_out),
+         str(spark_report)])]
+    spark_seconds, spark_peaks = run_sampled(spark_cmd, env)
+    report = json.loads(spark_report.read_text())
+    identical = local_out.read_bytes() == spark_out.read_bytes()
+    tokens, documents = stats["tokens"], stats["documents"]
+    spark_stats = report["stats"]
+    base = {"dataset": dataset, "tokens": tokens, "documents": documents, "sigma": sigma,
+            "min_length": min_length, "identical": identical, "phrases": stats["phrases"]}
+    return [
+        {**base, "engine": "local", "seconds": round(local_seconds, 2),
+         "fit_seconds": round(stats["seconds_total"], 2),
+         "peak_rss_mb": round(local_peaks["tree"]), "driver_rss_mb": round(local_peaks["driver"]),
+         "jvm_rss_mb": 0, "workers_rss_mb": 0, "shuffle_bytes": 0, "shuffle_bytes_per_token": 0,
+         "rounds": "", "stage_seconds": json.dumps(stats.get("seconds", {})), "stats": ""},
+        {**base, "engine": "spark", "seconds": round(spark_seconds, 2),
+         "fit_seconds": round(report["fit_seconds"], 2),
+         "peak_rss_mb": round(spark_peaks["tree"]), "driver_rss_mb": round(spark_peaks["driver"]),
+         "jvm_rss_mb": round(spark_peaks["jvm"]), "workers_rss_mb": round(spark_peaks["workers"]),
+         "shuffle_bytes": report["shuffle_bytes"],
+         "shuffle_bytes_per_token": round(report["shuffle_bytes"] / max(tokens, 1), 2),
+         "rounds": spark_stats["rounds"], "stage_seconds": json.dumps(
+             {k: round(v, 2) for k, v in spark_stats["seconds"].items()}),
+         "stats": json.dumps({k: v for k, v in spark_stats.items() if k != "seconds"})}]
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = sorted({(r["dataset"], r["sigma"], r["min_length"]) for r in rows})
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    width = 0.38
+    for i, engine in enumerate(("local", "spark")):
+        chosen = {(r["dataset"], r["sigma"], r["min_length"]): r for r in rows
+                  if r["engine"] == engine}
+        xs = [j + (i - 0.5) * width for j in range(len(labels))]
+        axes[0].bar(xs, [float(chosen[label]["seconds"]) for label in labels], width,
+                    label=engine)
+        axes[1].bar(xs, [float(chosen[label]["peak_rss_mb"]) for label in labels], width,
+                    label=engine)
+    names = [f"{d}\nσ{s}/L{m}" for d, s, m in labels]
+    for ax, title in zip(axes, ("whole-process seconds", "peak RSS of the process tree (MB)")):
+        ax.set_xticks(range(len(labels)))
+        ax.set_xticklabels(names, fontsize=8)
+        ax.set_title(title)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main() -> None:
+    if len(sys.argv) > 2 and sys.argv[1] == "--spark-worker":
+        spark_worker(*json.loads(sys.argv[2]))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--docs", help="folder of the documentation corpora (*.jsonl.gz)")
+    parser.add_argument("--web", help="folder of generated web pages (*.parquet)")
+    parser.add_argument("--web-parts", type=int, default=3)
+    parser.add_argument("--settings", default="20:10,3:5")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--driver-memory", default="8g")
+    parser.add_argument("--out", default=str(RESULTS / "bench_spark_bloomspan.csv"))
+    args = parser.parse_args()
+    settings = [tuple(int(x) for x in item.split(":")) for item in args.settings.split(",")]
+    datasets = []
+    if args.docs:
+        datasets.append(("docs", sorted(glob.glob(os.path.join(args.docs, "*.jsonl.gz")))))
+    if args.web:
+        parts = sorted(glob.glob(os.path.join(args.web, "*.parquet")))[:args.web_parts]
+        datasets.append((f"web{len(parts)}", parts))
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-spark-bloomspan-") as tmp:
+        for dataset, inputs in datasets:
+            for sigma, min_length in settings:
+                found = measure(dataset, inputs, sigma, min_length, args, Path(tmp))
+                for row in found:
+                    print(json.dumps({k: row[k] for k in COLUMNS[:17]}), flush=True)
+                rows += found
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    plot(rows, out.with_suffix(".png"))
+
+
+if __name__ == "__main__":
+    main()
