@@ -73,30 +73,69 @@ def fingerprint_mask(bits: int) -> np.uint64:
 # ---------------------------------------------------------------- stage 1: bigram df
 
 @njit(cache=True)
-def bigram_doc_counts(tokens, doc_offsets):
-    """(sorted distinct bigram keys a << 32 | b, number of documents containing each) over the
-    pairs of adjacent non-BREAK tokens of every document."""
-    n = len(tokens)
-    keys = np.empty(max(n, 1), dtype=np.uint64)
+def packed_pairs(tokens, doc_offsets, first_doc, last_doc, id_bits):
+    """(a << (id_bits + doc_bits)) | (b << doc_bits) | (d - first_doc) for every pair a, b of
+    adjacent non-BREAK tokens of documents first_doc <= d < last_doc: equal bigrams of one
+    document become equal integers, so one integer sort brings out each bigram's documents."""
+    doc_bits = 64 - 2 * id_bits
+    a_shift = np.uint64(id_bits + doc_bits)
+    b_shift = np.uint64(doc_bits)
+    out = np.empty(max(doc_offsets[last_doc] - doc_offsets[first_doc], 1), dtype=np.uint64)
     k = 0
-    for d in range(len(doc_offsets) - 1):
-        start = k
+    for d in range(first_doc, last_doc):
+        local = np.uint64(d - first_doc)
         for i in range(doc_offsets[d], doc_offsets[d + 1] - 1):
             a = tokens[i]
             b = tokens[i + 1]
             if a != 0xFFFFFFFF and b != 0xFFFFFFFF:
-                keys[k] = (np.uint64(a) << np.uint64(32)) | np.uint64(b)
+                out[k] = (np.uint64(a) << a_shift) | (np.uint64(b) << b_shift) | local
                 k += 1
-        if k - start > 1:  # distinct keys of this document
-            keys[start:k] = np.sort(keys[start:k])
-            m = start + 1
-            for i in range(start + 1, k):
-                if keys[i] != keys[m - 1]:
-                    keys[m] = keys[i]
-                    m += 1
-            k = m
-    found = np.sort(keys[:k])
-    return run_lengths(found)
+    return out[:k]
+
+
+@njit(cache=True)
+def documents_per_pair(sorted_packed, id_bits):
+    """(bigram keys a << 32 | b, documents) from sorted packed_pairs output."""
+    doc_bits = np.uint64(64 - 2 * id_bits)
+    id_mask = (np.uint64(1) << np.uint64(id_bits)) - np.uint64(1)
+    n = len(sorted_packed)
+    keys = np.empty(n, dtype=np.uint64)
+    counts = np.zeros(n, dtype=np.int64)
+    m = 0
+    previous = np.uint64(0)
+    for i in range(n):
+        value = sorted_packed[i]
+        if i > 0 and value == previous:
+            continue  # the same bigram in the same document
+        previous = value
+        pair = value >> doc_bits
+        key = ((pair >> np.uint64(id_bits)) << np.uint64(32)) | (pair & id_mask)
+        if m == 0 or keys[m - 1] != key:
+            keys[m] = key
+            m += 1
+        counts[m - 1] += 1
+    return keys[:m].copy(), counts[:m].copy()
+
+
+def bigram_doc_counts(tokens: np.ndarray, doc_offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct bigram keys a << 32 | b, number of documents containing each) over the
+    pairs of adjacent non-BREAK tokens of every document. Documents go in chunks small enough
+    for (a, b, document) to pack into 64 bits; chunks hold disjoint documents, so their counts
+    add up."""
+    real = tokens[tokens != 0xFFFFFFFF]
+    id_bits = max(1, int(real.max()).bit_length()) if len(real) else 1
+    chunk = 1 << (64 - 2 * id_bits)
+    n_docs = len(doc_offsets) - 1
+    keys, dfs = [], []
+    for first in range(0, max(n_docs, 1), chunk):
+        packed = packed_pairs(tokens, doc_offsets, first, min(first + chunk, n_docs), id_bits)
+        packed.sort()
+        k, d = documents_per_pair(packed, id_bits)
+        keys.append(k)
+        dfs.append(d)
+    if len(keys) == 1:
+        return keys[0], dfs[0]
+    return sum_by_key(np.concatenate(keys), np.concatenate(dfs))
 
 
 @njit(cache=True)
@@ -118,7 +157,7 @@ def sum_by_key(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.nda
     """(sorted distinct keys, summed counts) of concatenated (key, count) lists."""
     if len(keys) == 0:
         return keys.astype(np.uint64), counts.astype(np.int64)
-    order = np.argsort(keys, kind="stable")
+    order = np.argsort(keys)  # sums: the order among equal keys does not matter
     keys, counts = keys[order], counts[order]
     starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
     return keys[starts], np.add.reduceat(counts, starts).astype(np.int64)

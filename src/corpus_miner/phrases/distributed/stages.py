@@ -14,6 +14,7 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from numba import njit
 
 from corpus_miner._numba.hashing import splitmix64
@@ -81,24 +82,18 @@ def bucket_of(keys, salt, n_buckets):
 # ---------------------------------------------------------------- stage 0: tokens and words
 
 def text_slices(texts: pa.Array, max_bytes: int = BATCH_TEXT_BYTES) -> Iterator[pa.Array]:
-    """Consecutive slices of whole documents holding about max_bytes of text each."""
+    """Consecutive slices of whole documents holding about max_bytes of text each (a document
+    larger than that is a slice of its own)."""
     texts = encode.texts_without_nulls(texts)
-    sizes = pc_binary_lengths(texts)
-    start, total = 0, 0
-    for i, size in enumerate(sizes):
-        total += size
-        if total >= max_bytes:
-            yield texts.slice(start, i + 1 - start)
-            start, total = i + 1, 0
-    if start < len(texts) or len(texts) == 0:
-        yield texts.slice(start)
-
-
-def pc_binary_lengths(texts: pa.Array) -> np.ndarray:
-    import pyarrow.compute as pc
-
-    return pc.binary_length(texts).to_numpy(zero_copy_only=False)
-
+    ends = np.cumsum(pc.binary_length(texts).to_numpy(zero_copy_only=False), dtype=np.int64)
+    start = 0
+    while start < len(texts):
+        base = ends[start - 1] if start else 0
+        stop = max(int(np.searchsorted(ends, base + max_bytes, side="left")) + 1, start + 1)
+        yield texts.slice(start, min(stop, len(texts)) - start)
+        start = stop
+    if len(texts) == 0:
+        yield texts
 
 def local_to_blob(local: LocalBatch) -> bytes:
     return pack_arrays({"tokens": local.batch.tokens, "doc_offsets": local.batch.doc_offsets,
@@ -142,7 +137,7 @@ def keyed_blobs(arrays: dict[str, np.ndarray], key: str, n_buckets: int
     if len(keys) == 0:
         return
     bucket = bucket_of(keys, np.zeros(len(keys), np.int64), n_buckets)
-    order = np.argsort(bucket, kind="stable")
+    order = np.argsort(bucket)
     bucket = bucket[order]
     bounds = np.flatnonzero(np.concatenate(([True], bucket[1:] != bucket[:-1], [True])))
     for lo, hi in zip(bounds[:-1], bounds[1:]):
@@ -150,17 +145,23 @@ def keyed_blobs(arrays: dict[str, np.ndarray], key: str, n_buckets: int
         yield int(bucket[lo]), pack_arrays({name: a[rows] for name, a in arrays.items()})
 
 
+def concatenated(batches: Iterable[TokenBatch]) -> TokenBatch:
+    """One batch holding the documents of several (a partition's)."""
+    batches = list(batches)
+    if len(batches) == 1:
+        return batches[0]
+    tokens = np.concatenate([b.tokens for b in batches] + [np.zeros(0, np.uint32)])
+    starts = np.cumsum([0] + [len(b.tokens) for b in batches])
+    offsets = np.concatenate([b.doc_offsets[:-1] + s for b, s in zip(batches, starts)]
+                             + [starts[-1:]]).astype(np.int64)
+    return TokenBatch(tokens, offsets)
+
+
 def partition_bigram_counts(batches: Iterable[TokenBatch]) -> dict[str, np.ndarray]:
     """Stage 1 map: bigram -> documents of the partition containing it."""
-    keys, dfs = [], []
-    for batch in batches:
-        k, d = counts.bigram_doc_counts(batch.tokens, batch.doc_offsets)
-        keys.append(k)
-        dfs.append(d)
-    if not keys:
-        return {"key": np.zeros(0, np.uint64), "df": np.zeros(0, np.int64)}
-    key, df = counts.sum_by_key(np.concatenate(keys), np.concatenate(dfs))
-    return {"key": key, "df": df}
+    batch = concatenated(batches)
+    key, df = counts.bigram_doc_counts(batch.tokens, batch.doc_offsets)
+    return {"key": key, "df": df.astype(np.uint32)}
 
 
 def frequent_bigrams(blobs: Iterable[bytes], sigma: int) -> np.ndarray:
