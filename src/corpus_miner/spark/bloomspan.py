@@ -100,40 +100,39 @@ class SparkBloomSpan(Estimator):
 
         started = clock[0]
         try:
-            local = passes.tokenized(df, text_col)
-            vocab, stats["tokens"] = passes.vocabulary(local)
+            tokenized = passes.tokenized(df, text_col)
+            vocab = passes.vocabulary(tokenized)
             stats["frequent_words"] = len(vocab)
             lap("words")
-            encoded = passes.encoded(local, vocab, stats["tokens"])
-            f2, stats["frequent_bigrams"], stats["tokens_in_frequent_word_runs"] = \
-                passes.frequent_bigram_filter(encoded)
-            passes.release(local)
+            frequent_pairs, stats["frequent_bigrams"], stats["tokens"] = \
+                passes.frequent_pairs(tokenized)
             lap("bigrams")
-            compacted = passes.compacted(encoded, f2)
-            grams = passes.gram_filters(compacted)
-            passes.release(encoded)
+            encoded = passes.encoded(tokenized, vocab, frequent_pairs, stats["tokens"])
+            grams = passes.gram_sets(encoded)
+            passes.release(tokenized)
             stats.update(tokens_in_frequent_bigram_runs=grams["tokens"],
                          frequent_grams=grams["frequent_grams"], live_grams=grams["live_grams"],
                          salted_groups=len(grams["salted"][0]))
             lap("grams")
-            table = passes.reach(compacted, grams["frequent"])
-            pieces, deferred, salted, index = [], None, grams["salted"], 0
+            rows = passes.reach(encoded, grams["frequent"], grams["live"], grams["salted"])
+            table = passes.table(rows)
+            pieces, index = [], 0
             while True:
-                found, keys, occ, tokens = passes.round(table, index, grams["live"] if index == 0
-                                                        else None, deferred, salted)
+                found, keys, occ, tokens = passes.reduce_round(rows, index)
                 if index == 0:
-                    passes.release(compacted)
+                    passes.release(encoded)
                     stats["tokens_in_frequent_gram_chains"] = tokens
                 pieces += found
                 stats[f"round_{index}_deferred"] = len(keys)
                 lap(f"round_{index}")
                 if len(keys) == 0:
                     break
-                order = np.argsort(keys, kind="stable")
+                order = np.argsort(keys)
                 deferred = keys[order]
                 salts = plan.salts(occ[order], table.rdd.getNumPartitions())
-                salted = (deferred[salts > 1], salts[salts > 1])
                 index += 1
+                rows = passes.round(table, index, deferred,
+                                    (deferred[salts > 1], salts[salts > 1]))
             stats["rounds"] = index + 1
         finally:
             passes.close()

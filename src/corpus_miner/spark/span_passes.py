@@ -1,9 +1,20 @@
-"""The passes of SparkBloomSpan: each one a mapInArrow over stored batches, a shuffle of keyed
-blobs (groupBy(bucket).applyInArrow) or a small collect, calling phrases.distributed.stages.
+"""The passes of SparkBloomSpan: mapInArrow over stored batches, shuffles of keyed blobs
+(groupBy(bucket).applyInArrow) and small collects, calling phrases.distributed.stages.
 
-Stored tables have one row per batch of whole documents: `batch` (binary, a stages blob) and
-`tokens` (long, for the run statistics). Nothing per token or per occurrence reaches the driver:
-it collects the frequent vocabulary, filter segments, deferred keys and the phrases.
+Each pass over the data reads a stored table once and writes one DataFrame of ROWS: the next
+stored table (kind TABLE, one row per batch of whole documents) *and* the keyed blobs of the
+next shuffle (kind KEYED), so no table crosses between the JVM and Python twice for one stage.
+That DataFrame is persisted; its TABLE rows feed the next pass, its KEYED rows the reduce.
+
+    pass 1  texts -> local-id batches + words and bigram fingerprints per partition
+            -> (aggregate words; reduce bigrams)     -> vocabulary, frequent-bigram key set
+    pass 2  local batches -> compacted global-id batches + gram statistics
+            -> (reduce grams)                         -> frequent and live gram key sets
+    pass 3  compacted batches -> reach batches + round 0's routed summaries -> (reduce)
+    round r reach batches -> routed summaries -> (reduce) -> phrases, deferred keys
+
+Nothing per token or per occurrence reaches the driver: it collects the frequent vocabulary,
+key sets (exact up to EXACT_KEYS, Bloom filters beyond), deferred keys and phrases.
 """
 
 from __future__ import annotations
@@ -13,7 +24,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute  # noqa: F401  (pa.compute)
+import pyarrow.compute as pc
 from pyspark import StorageLevel, TaskContext
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -31,14 +42,13 @@ from corpus_miner.phrases.distributed.stages import Plan, Round
 from corpus_miner.phrases.distributed.windows import pack_arrays, unpack_arrays
 from corpus_miner.spark.filters import _shipped, _unshipped, build_filters
 
-TABLE_SCHEMA = "batch binary"
-# keyed blobs carry the partition's token count on one row, so that the reducers' outputs also
-# give the run statistics without a job of their own
-KEYED_SCHEMA = "bucket int, tokens long, blob binary"
-ROUTED_SCHEMA = "bucket int, stage int, tokens long, blob binary"
-REDUCED_SCHEMA = "kind int, bucket int, tokens long, blob binary"
+ROWS = "kind int, bucket int, stage int, tokens long, blob binary, word string, df long"
+TABLE, KEYED, WORDS = 0, 1, 2
+REDUCED = "kind int, bucket int, tokens long, blob binary"
 PHRASES, DEFERRED, FORWARDED, TOKENS = 0, 1, 2, 3
 PARTITION_TOKENS = 1 << 24
+"""Stored batches are coalesced into partitions of about this many tokens (never fewer than 4
+per core when the input had that many)."""
 EXACT_KEYS = 1 << 20
 """Key sets (frequent bigrams, frequent and live grams) up to this size are collected by the job
 that counts them and shipped exactly (8 bytes per key, one probe); larger ones are shipped as
@@ -66,34 +76,47 @@ def cached(broadcast, make: Callable):
     return _worker_cache[key]
 
 
-def _table_rows(blobs: list[bytes]) -> pa.RecordBatch:
-    return pa.RecordBatch.from_pydict({"batch": pa.array(blobs, pa.binary())})
+def _rows(kind: int, blobs: list[bytes], buckets=None, stage=None, tokens=None,
+          words=None, df=None) -> pa.RecordBatch:
+    """A batch of ROWS of one kind (the unused columns null)."""
+    n = len(blobs) if words is None else len(words)
+
+    def column(values, kind_type):
+        return pa.nulls(n, kind_type) if values is None else pa.array(values, kind_type)
+
+    return pa.RecordBatch.from_arrays(
+        [pa.array(np.full(n, kind, np.int32)), column(buckets, pa.int32()),
+         column(stage, pa.int32()), column(tokens, pa.int64()),
+         column(blobs if words is None else None, pa.binary()), column(words, pa.string()),
+         column(df, pa.int64())], names=["kind", "bucket", "stage", "tokens", "blob", "word",
+                                         "df"])
 
 
 def _keyed_rows(pieces, tokens: int) -> pa.RecordBatch:
-    """Rows (bucket, tokens, blob); the token count goes on the first row (a row with an empty
-    blob when the partition has nothing to ship)."""
-    pieces = list(pieces) or [(0, b"")]
-    counts = [tokens] + [0] * (len(pieces) - 1)
-    return pa.RecordBatch.from_pydict({"bucket": pa.array([b for b, _ in pieces], pa.int32()),
-                                       "tokens": pa.array(counts, pa.int64()),
-                                       "blob": pa.array([raw for _, raw in pieces], pa.binary())})
+    """KEYED rows from (bucket, blob) or (bucket, stage, blob) pieces; the partition's token
+    count goes on the first row (a row with an empty blob when there is nothing to ship), so the
+    reducers' outputs give the run statistics without a job of their own."""
+    pieces = [p if len(p) == 3 else (p[0], stages.FINAL, p[1]) for p in pieces]
+    pieces = pieces or [(0, stages.FINAL, b"")]
+    return _rows(KEYED, [p[2] for p in pieces], buckets=[p[0] for p in pieces],
+                 stage=[p[1] for p in pieces], tokens=[tokens] + [0] * (len(pieces) - 1))
 
 
-def _stored(batches: Iterator[pa.RecordBatch], decode: Callable) -> list:
-    return [decode(raw) for batch in batches for raw in _blobs(batch)]
+def _blobs(batches: Iterator[pa.RecordBatch]) -> Iterator[bytes]:
+    for batch in batches:
+        yield from batch.column("blob").to_pylist()
 
 
-def _nonempty(column: pa.ChunkedArray) -> list[bytes]:
+def _nonempty(column) -> list[bytes]:
     return [raw for raw in column.to_pylist() if raw]
 
 
-def _blobs(batch: pa.RecordBatch, column: str = "batch") -> list[bytes]:
-    return batch.column(column).to_pylist()
+def _tokens(group: pa.Table) -> int:
+    return int(pc.sum(group.column("tokens")).as_py() or 0)
 
 
 class Passes:
-    """The passes of one fit, holding its broadcasts and cached tables (released by close())."""
+    """The passes of one fit, holding its broadcasts and cached DataFrames (close() releases)."""
 
     def __init__(self, spark, plan: Plan, filter_fp: float):
         self.spark = spark
@@ -123,113 +146,95 @@ class Passes:
             shared.destroy()
         self._cached, self._broadcasts = [], []
 
-    # -- stage 0 ---------------------------------------------------------------------------------
+    @staticmethod
+    def table(rows: DataFrame) -> DataFrame:
+        return rows.filter(F.col("kind") == TABLE).select("blob")
+
+    @staticmethod
+    def keyed(rows: DataFrame) -> DataFrame:
+        return rows.filter(F.col("kind") == KEYED).select("bucket", "stage", "tokens", "blob")
+
+    # -- pass 1: tokens, words, bigrams ----------------------------------------------------------
     def tokenized(self, df: DataFrame, text_col: str) -> DataFrame:
-        """Texts -> stored batches with local ids and word counts (stages.local_to_blob)."""
+        """ROWS: local-id batches (TABLE), the partition's word counts (WORDS) and bigram
+        fingerprint counts (KEYED)."""
+        plan = self.plan
 
         def tokenize(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            counted = stages.PartitionCounts(plan.mask)
             for batch in batches:
-                yield _table_rows([stages.local_to_blob(tokenize_batch(piece))
-                                   for piece in stages.text_slices(batch.column(0))])
+                blobs = []
+                for piece in stages.text_slices(batch.column(0)):
+                    local = tokenize_batch(piece)
+                    counted.add(local)
+                    blobs.append(stages.local_to_blob(local))
+                yield _rows(TABLE, blobs)
+            words = counted.words()
+            yield _rows(WORDS, [], words=words.column("word").cast(pa.string()),
+                        df=words.column("df"))
+            yield _keyed_rows(stages.keyed_blobs(counted.pairs(), "key", plan.buckets),
+                              counted.tokens)
 
-        return self.keep(df.select(text_col).mapInArrow(tokenize, TABLE_SCHEMA))
+        return self.keep(df.select(text_col).mapInArrow(tokenize, ROWS))
 
-    def vocabulary(self, table: DataFrame) -> tuple[StringList, int]:
-        """(the words in >= sigma documents, in byte order; the corpus's tokens) from one
-        aggregation keyed by the word. No token is empty, so the empty word carries the token
-        count through the same aggregation."""
+    def vocabulary(self, rows: DataFrame) -> StringList:
+        """The words in >= sigma documents (one aggregation keyed by the word), in byte order."""
+        counted = rows.filter(F.col("kind") == WORDS).groupBy("word") \
+            .agg(F.sum("df").alias("df")).filter(F.col("df") >= self.plan.sigma).toArrow()
+        return frequent_vocabulary(counted.column("word").combine_chunks(),
+                                   counted.column("df").to_numpy(), self.plan.sigma)
 
-        def words(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            for batch in batches:
-                for raw in _blobs(batch):
-                    local = stages.local_from_blob(raw)
-                    vocab, df = stages.word_counts(local)
-                    yield pa.RecordBatch.from_pydict({"word": vocab.cast(pa.string()),
-                                                      "df": pa.array(df, pa.int64())})
-                    yield pa.RecordBatch.from_pydict({"word": [""],
-                                                      "df": [len(local.batch.tokens)]})
+    def frequent_pairs(self, rows: DataFrame) -> tuple[tuple, int, int]:
+        """(key set of the bigram fingerprints in >= sigma documents, their number, tokens)."""
+        plan = self.plan
+        inline = EXACT_KEYS // plan.buckets
 
-        counted = table.mapInArrow(words, "word string, df long").groupBy("word") \
-            .agg(F.sum("df").alias("df")) \
-            .filter((F.col("df") >= self.plan.sigma) | (F.col("word") == "")).toArrow()
-        word = counted.column("word").combine_chunks()
-        df = counted.column("df").to_numpy()
-        empty = pa.compute.equal(word, "").to_numpy(zero_copy_only=False)
-        vocab = frequent_vocabulary(word.filter(pa.array(~empty)), df[~empty], self.plan.sigma)
-        return vocab, int(df[empty].sum())
+        def reduce(group: pa.Table) -> pa.Table:
+            keys = stages.frequent_keys(_nonempty(group.column("blob")), plan.sigma)
+            return pa.table({**_key_columns("keys", keys, inline), "tokens": [_tokens(group)]})
 
-    def encoded(self, table: DataFrame, vocab: StringList, tokens: int) -> DataFrame:
-        """Stored batches with global ids, runs of frequent words only (stages.encode_global),
-        in fewer partitions when the input had many small ones: about PARTITION_TOKENS tokens
-        each, but at least 4 per core when the input had that many (whole batches move, so
-        documents stay whole)."""
+        frequent = self.keep(self.keyed(rows).groupBy("bucket").applyInArrow(
+            reduce, "keys binary, keys_inline binary, keys_n long, tokens long"))
+        small = frequent.drop("keys").toArrow()
+        key_set, n_keys = self._key_set(frequent, small, "keys")
+        return key_set, n_keys, int(small.column("tokens").to_numpy().sum())
+
+    # -- pass 2: global ids, compaction, grams ---------------------------------------------------
+    def encoded(self, rows: DataFrame, vocab: StringList, frequent_pair: tuple,
+                tokens: int) -> DataFrame:
+        """ROWS: batches with global ids, runs of frequent bigrams only (stages.encode_batch;
+        TABLE), and the partition's gram statistics (KEYED). The stored batches are coalesced
+        into partitions of about PARTITION_TOKENS tokens (whole batches move, documents stay
+        whole) when the input had many small partitions."""
+        table = self.table(rows)
         current = table.rdd.getNumPartitions()
         wanted = max(-(-tokens // PARTITION_TOKENS),
                      min(current, 4 * self.spark.sparkContext.defaultParallelism))
         if wanted < current:
             table = table.coalesce(wanted)
-        shared = self.broadcast((vocab.offsets, vocab.data))
-        min_length = self.plan.min_length
+        vocab_shared = self.broadcast((vocab.offsets, vocab.data))
+        pairs_shared = self.broadcast(frequent_pair)
+        plan = self.plan
 
         def encode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            index = cached(shared, _word_index)
-            for batch in batches:
-                yield _table_rows([stages.batch_to_blob(stages.encode_global(
-                    stages.local_from_blob(raw), index, min_length)) for raw in _blobs(batch)])
+            index = cached(vocab_shared, _word_index)
+            contains = cached(pairs_shared, _membership)
+            encoded = []
+            for raw in _blobs(batches):
+                batch = stages.encode_batch(stages.local_from_blob(raw), index, contains, plan)
+                encoded.append(batch)
+                yield _rows(TABLE, [stages.batch_to_blob(batch)])
+            yield _keyed_rows(stages.keyed_blobs(stages.partition_gram_statistics(encoded, plan),
+                                                 "fp", plan.buckets),
+                              sum(len(b.tokens) for b in encoded))
 
-        return self.keep(table.mapInArrow(encode, TABLE_SCHEMA))
+        return self.keep(table.mapInArrow(encode, ROWS))
 
-    # -- stage 1 ---------------------------------------------------------------------------------
-    def frequent_bigram_filter(self, table: DataFrame) -> tuple[tuple, int, int]:
-        """(key set of the bigrams in >= sigma documents, their number, tokens of `table`)."""
-        plan = self.plan
-
-        def count(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            stored = _stored(batches, stages.batch_from_blob)
-            yield _keyed_rows(stages.keyed_blobs(stages.partition_bigram_counts(stored), "key",
-                                                 plan.buckets),
-                              sum(len(b.tokens) for b in stored))
-
-        inline = EXACT_KEYS // plan.buckets
-
-        def reduce(group: pa.Table) -> pa.Table:
-            keys = stages.frequent_bigrams(_nonempty(group.column("blob")), plan.sigma)
-            return pa.table({**_key_columns("keys", keys, inline),
-                             "tokens": [pa.compute.sum(group.column("tokens")).as_py()]})
-
-        frequent = self.keep(table.mapInArrow(count, KEYED_SCHEMA).groupBy("bucket").applyInArrow(
-            reduce, "keys binary, keys_inline binary, keys_n long, tokens long"))
-        small = frequent.drop("keys").toArrow()
-        tokens = int(small.column("tokens").to_numpy().sum())
-        key_set, n_keys = self._key_set(frequent, small, "keys")
-        return key_set, n_keys, tokens
-
-    def compacted(self, table: DataFrame, frequent_bigram: tuple) -> DataFrame:
-        """Runs of >= min_length tokens joined by frequent bigrams only."""
-        shared = self.broadcast(frequent_bigram)
-        min_length = self.plan.min_length
-
-        def compact(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            contains = cached(shared, _membership)
-            for batch in batches:
-                yield _table_rows([stages.batch_to_blob(stages.compact_frequent_pairs(
-                    stages.batch_from_blob(raw), contains, min_length)) for raw in _blobs(batch)])
-
-        return self.keep(table.mapInArrow(compact, TABLE_SCHEMA))
-
-    # -- stage 2 ---------------------------------------------------------------------------------
-    def gram_filters(self, table: DataFrame) -> dict:
-        """Filters of the frequent and the live min_length-grams, the groups to salt (sorted
+    def gram_sets(self, rows: DataFrame) -> dict:
+        """Key sets of the frequent and the live min_length-grams, the groups to salt (sorted
         fingerprints, salts) and counts."""
         plan = self.plan
-        partitions = table.rdd.getNumPartitions()
-
-        def count(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            stored = _stored(batches, stages.batch_from_blob)
-            yield _keyed_rows(stages.keyed_blobs(stages.partition_gram_statistics(stored, plan),
-                                                 "fp", plan.buckets),
-                              sum(len(b.tokens) for b in stored))
-
+        partitions = self.table(rows).rdd.getNumPartitions()
         inline = EXACT_KEYS // plan.buckets
 
         def reduce(group: pa.Table) -> pa.Table:
@@ -240,41 +245,93 @@ class Passes:
                              **_key_columns("live", classes["live"], inline),
                              "salted": [pack_arrays({"keys": classes["frequent"][salted],
                                                      "salts": salts[salted]})],
-                             "tokens": [pa.compute.sum(group.column("tokens")).as_py()]})
+                             "tokens": [_tokens(group)]})
 
-        classes = self.keep(table.mapInArrow(count, KEYED_SCHEMA).groupBy("bucket").applyInArrow(
+        classes = self.keep(self.keyed(rows).groupBy("bucket").applyInArrow(
             reduce, "frequent binary, frequent_inline binary, frequent_n long, live binary, "
             "live_inline binary, live_n long, salted binary, tokens long"))
         small = classes.drop("frequent", "live").toArrow()
         salted = [unpack_arrays(raw) for raw in small.column("salted").to_pylist()]
         keys = np.concatenate([s["keys"] for s in salted] + [np.zeros(0, np.uint64)])
         salts = np.concatenate([s["salts"] for s in salted] + [np.zeros(0, np.int64)])
-        order = np.argsort(keys, kind="stable")
+        order = np.argsort(keys)
         frequent, n_frequent = self._key_set(classes, small, "frequent")
         live, n_live = self._key_set(classes, small, "live")
         return {"frequent": frequent, "live": live, "salted": (keys[order], salts[order]),
                 "frequent_grams": n_frequent, "live_grams": n_live,
                 "tokens": int(small.column("tokens").to_numpy().sum())}
 
-    def reach(self, table: DataFrame, frequent_gram: tuple) -> DataFrame:
-        """Chains of frequent grams and the tokens they cover (stages.mark_reach)."""
-        shared = self.broadcast(frequent_gram)
+    # -- pass 3 and the rounds -------------------------------------------------------------------
+    def reach(self, rows: DataFrame, frequent_gram: tuple, live_gram: tuple,
+              salted: tuple[np.ndarray, np.ndarray]) -> DataFrame:
+        """ROWS: chains of frequent grams and the tokens they cover (stages.mark_reach; TABLE),
+        and round 0's routed summaries (KEYED)."""
+        frequent_shared = self.broadcast(frequent_gram)
+        spec = self._round_spec(0, live_gram, None, salted)
         plan = self.plan
 
         def mark(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            contains = cached(shared, _membership)
-            for batch in batches:
-                yield _table_rows([stages.reach_to_blob(stages.mark_reach(
-                    stages.batch_from_blob(raw), contains, plan)) for raw in _blobs(batch)])
+            contains = cached(frequent_shared, _membership)
+            reached = []
+            for raw in _blobs(batches):
+                batch = stages.mark_reach(stages.batch_from_blob(raw), contains, plan)
+                reached.append(batch)
+                yield _rows(TABLE, [stages.reach_to_blob(batch)])
+            yield from _routed(reached, plan, spec())
 
-        return self.keep(table.mapInArrow(mark, TABLE_SCHEMA))
+        return self.keep(self.table(rows).mapInArrow(mark, ROWS))
 
-    # -- stages 3, 4 -----------------------------------------------------------------------------
-    def round(self, table: DataFrame, index: int, live_gram: tuple | None,
-              deferred: np.ndarray | None, salted: tuple[np.ndarray, np.ndarray]):
-        """One round: (phrase pieces, deferred keys, deferred occurrences) collected."""
+    def round(self, table: DataFrame, index: int, deferred: np.ndarray,
+              salted: tuple[np.ndarray, np.ndarray]) -> DataFrame:
+        """ROWS of round `index` >= 1: the routed summaries of the deferred groups (KEYED)."""
+        spec = self._round_spec(index, None, deferred, salted)
         plan = self.plan
-        lo, hi = plan.depths(index)
+
+        def ship(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            yield from _routed([stages.reach_from_blob(raw) for raw in _blobs(batches)], plan,
+                               spec())
+
+        return table.mapInArrow(ship, ROWS)
+
+    def reduce_round(self, rows: DataFrame, index: int):
+        """Reduce a round's routed summaries: (phrase pieces, deferred keys, their occurrences,
+        tokens routed)."""
+        plan = self.plan
+        spec = self._round_spec(index, None, None, (np.zeros(0, np.uint64),
+                                                    np.zeros(0, np.int64)))
+
+        def reduce(group: pa.Table) -> pa.Table:
+            stage = group.column("stage").to_numpy()
+            blobs = group.column("blob").to_pylist()
+            final = [b for b, s in zip(blobs, stage) if s == stages.FINAL and b]
+            partial = [b for b, s in zip(blobs, stage) if s == stages.PARTIAL and b]
+            phrases, later, forwarded = stages.reduce_round(final, partial, plan, spec())
+            return _reduced(phrases, later, forwarded, _tokens(group))
+
+        reduced = self.keep(self.keyed(rows).groupBy("bucket").applyInArrow(reduce, REDUCED))
+        # one collect: phrases and deferred keys, and whether salted groups were forwarded
+        collected = reduced.select("kind", "bucket", "tokens", F.when(
+            F.col("kind") != FORWARDED, F.col("blob")).alias("blob")).toArrow()
+        kinds = collected.column("kind").to_numpy()
+        if (kinds == FORWARDED).any():
+            again = reduced.filter(F.col("kind") == FORWARDED) \
+                .select("bucket", F.lit(stages.FINAL).alias("stage"), "tokens", "blob") \
+                .groupBy("bucket").applyInArrow(reduce, REDUCED).toArrow()
+            collected = pa.concat_tables([collected.filter(pa.array(kinds != FORWARDED)), again])
+            kinds = collected.column("kind").to_numpy()
+        self.release(reduced)
+        blobs = collected.column("blob").to_pylist()
+        pieces = [unpack_arrays(b) for b, k in zip(blobs, kinds) if k == PHRASES]
+        later = [unpack_arrays(b) for b, k in zip(blobs, kinds) if k == DEFERRED]
+        keys = np.concatenate([p["keys"] for p in later] + [np.zeros(0, np.uint64)])
+        occ = np.concatenate([p["occurrences"] for p in later] + [np.zeros(0, np.int64)])
+        tokens = int(collected.column("tokens").to_numpy()[kinds == TOKENS].sum())
+        return pieces, keys, occ, tokens
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _round_spec(self, index: int, live_gram, deferred, salted) -> Callable[[], Round]:
+        """A function building the Round on a worker (its membership tests cached there)."""
+        lo, hi = self.plan.depths(index)
         live = self.broadcast(live_gram) if live_gram is not None else None
         later = self.broadcast(deferred) if deferred is not None else None
         salt_keys, salt_counts = salted
@@ -284,49 +341,8 @@ class Passes:
                          cached(later, KeySet) if later is not None else None, salt_keys,
                          salt_counts)
 
-        def shipped(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            stored = _stored(batches, stages.reach_from_blob)
-            summary = stages.partition_summary(stored, plan, spec())
-            pieces = list(stages.route(summary, plan, spec(), TaskContext.get().partitionId()))
-            pieces = pieces or [(0, stages.FINAL, b"")]
-            tokens = [sum(len(b.tokens) for b in stored)] + [0] * (len(pieces) - 1)
-            yield pa.RecordBatch.from_pydict({
-                "bucket": pa.array([p[0] for p in pieces], pa.int32()),
-                "stage": pa.array([p[1] for p in pieces], pa.int32()),
-                "tokens": pa.array(tokens, pa.int64()),
-                "blob": pa.array([p[2] for p in pieces], pa.binary())})
+        return spec
 
-        def reduce(group: pa.Table) -> pa.Table:
-            stage = group.column("stage").to_numpy()
-            blobs = group.column("blob").to_pylist()
-            final = [b for b, s in zip(blobs, stage) if s == stages.FINAL and b]
-            partial = [b for b, s in zip(blobs, stage) if s == stages.PARTIAL and b]
-            phrases, later_keys, forwarded = stages.reduce_round(final, partial, plan, spec())
-            tokens = pa.compute.sum(group.column("tokens")).as_py() or 0
-            return _reduced(phrases, later_keys, forwarded, tokens)
-
-        reduced = self.keep(table.mapInArrow(shipped, ROUTED_SCHEMA).groupBy("bucket")
-                            .applyInArrow(reduce, REDUCED_SCHEMA))
-        # one collect: phrases and deferred keys, and whether salted groups were forwarded
-        collected = reduced.select("kind", "bucket", "tokens", F.when(
-            F.col("kind") != FORWARDED, F.col("blob")).alias("blob")).toArrow()
-        kinds = collected.column("kind").to_numpy()
-        if (kinds == FORWARDED).any():
-            again = reduced.filter(F.col("kind") == FORWARDED) \
-                .select("bucket", F.lit(stages.FINAL).alias("stage"), "tokens", "blob") \
-                .groupBy("bucket").applyInArrow(reduce, REDUCED_SCHEMA).toArrow()
-            collected = pa.concat_tables([collected.filter(pa.array(kinds != FORWARDED)), again])
-            kinds = collected.column("kind").to_numpy()
-        self.release(reduced)
-        blobs = collected.column("blob").to_pylist()
-        pieces = [unpack_arrays(b) for b, k in zip(blobs, kinds) if k == PHRASES]
-        later_parts = [unpack_arrays(b) for b, k in zip(blobs, kinds) if k == DEFERRED]
-        keys = np.concatenate([p["keys"] for p in later_parts] + [np.zeros(0, np.uint64)])
-        occ = np.concatenate([p["occurrences"] for p in later_parts] + [np.zeros(0, np.int64)])
-        tokens = int(collected.column("tokens").to_numpy()[kinds == TOKENS].sum())
-        return pieces, keys, occ, tokens
-
-    # -- helpers ---------------------------------------------------------------------------------
     def _key_set(self, rows: DataFrame, small: pa.Table, column: str) -> tuple[tuple, int]:
         """(membership spec of the keys packed in rows[column], number of keys): ("exact", keys)
         when every reducer inlined its keys in `small` (the rows without the big columns), else
@@ -349,6 +365,12 @@ class Passes:
         return ("bloom", _shipped(bloom)), n_keys
 
 
+def _routed(batches: list, plan: Plan, spec: Round) -> Iterator[pa.RecordBatch]:
+    summary = stages.partition_summary(batches, plan, spec)
+    pieces = stages.route(summary, plan, spec, TaskContext.get().partitionId())
+    yield _keyed_rows(pieces, sum(len(b.tokens) for b in batches))
+
+
 def _key_columns(name: str, keys: np.ndarray, inline_limit: int) -> dict:
     """A reducer's key set as columns: all keys, the keys again when few enough to collect
     (else null), their number."""
@@ -359,8 +381,8 @@ def _key_columns(name: str, keys: np.ndarray, inline_limit: int) -> dict:
 
 
 def _reduced(phrases, later, forwarded, tokens: int) -> pa.Table:
-    """Rows of a round's reduce: phrases, deferred keys, forwarded summaries, and the tokens of
-    the routed rows (a FINAL forwarded row's tokens are 0, so totals count each token once)."""
+    """Rows of a round's reduce: the tokens of the routed rows (a FINAL forwarded row carries 0,
+    so totals count each token once), phrases, deferred keys, forwarded summaries."""
     kinds, buckets, blobs = [TOKENS], [0], [b""]
     phrase_tokens, offsets, df, occ = phrases
     if len(df):

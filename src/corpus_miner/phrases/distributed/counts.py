@@ -1,8 +1,10 @@
 """Stages 1 and 2 of the distributed miner: per-batch counts keyed by 64-bit keys, summed exactly.
 
-Stage 1, bigram df: every pair of adjacent frequent words, counted once per document
-(`bigram_doc_counts`); summed over partitions (documents are never split, so the sums are the
-exact df), the pairs in >= sigma documents form the frequent-bigram filter.
+Stage 1, bigram df: every pair of adjacent words, counted once per document, keyed by a 40-bit
+fingerprint of the two words' hashes so that it can be counted in the same pass as the words'
+df, before global ids exist (`packed_pair_documents`). Summed over partitions, the fingerprints in
+>= sigma documents form the frequent-bigram set. Bigrams sharing a fingerprint add up, so the set
+can only hold more than the frequent bigrams, never fewer: it is a filter, like a Bloom filter.
 
 Stage 2, min_length-gram statistics: at every position of a compacted batch with min_length tokens
 left in its run, the gram's fingerprint, its document and its left neighbour
@@ -72,44 +74,48 @@ def fingerprint_mask(bits: int) -> np.uint64:
 
 # ---------------------------------------------------------------- stage 1: bigram df
 
+PAIR_DOC_BITS = 24
+"""Bigrams are counted as (fingerprint of the pair's two word hashes, document) packed into one
+uint64: 40 bits of fingerprint, 24 bits of document number within a flush (stages.PartitionCounts)."""
+
+
+@njit(cache=True, inline="always")
+def pair_fingerprint(hash_a, hash_b, mask):
+    """40-bit fingerprint of the bigram of two words given their word hashes (cut to `mask`)."""
+    mixed = splitmix64(hash_a * np.uint64(0x9E3779B97F4A7C15) + hash_b)
+    return (mixed >> np.uint64(PAIR_DOC_BITS)) & np.uint64(mask)
+
+
 @njit(cache=True)
-def packed_pairs(tokens, doc_offsets, first_doc, last_doc, id_bits):
-    """(a << (id_bits + doc_bits)) | (b << doc_bits) | (d - first_doc) for every pair a, b of
-    adjacent non-BREAK tokens of documents first_doc <= d < last_doc: equal bigrams of one
-    document become equal integers, so one integer sort brings out each bigram's documents."""
-    doc_bits = 64 - 2 * id_bits
-    a_shift = np.uint64(id_bits + doc_bits)
-    b_shift = np.uint64(doc_bits)
-    out = np.empty(max(doc_offsets[last_doc] - doc_offsets[first_doc], 1), dtype=np.uint64)
+def packed_pair_documents(tokens, doc_offsets, word_hash, doc_base, mask):
+    """(pair_fingerprint << PAIR_DOC_BITS) | (doc_base + d) for every pair of adjacent tokens of
+    document d: equal bigrams of one document become equal integers, so one integer sort brings
+    out each bigram's documents. doc_base + number of documents must stay below 2^24."""
+    n = len(tokens)
+    out = np.empty(max(n - 1, 0), dtype=np.uint64)
     k = 0
-    for d in range(first_doc, last_doc):
-        local = np.uint64(d - first_doc)
+    for d in range(len(doc_offsets) - 1):
+        doc = np.uint64(doc_base + d)
         for i in range(doc_offsets[d], doc_offsets[d + 1] - 1):
-            a = tokens[i]
-            b = tokens[i + 1]
-            if a != 0xFFFFFFFF and b != 0xFFFFFFFF:
-                out[k] = (np.uint64(a) << a_shift) | (np.uint64(b) << b_shift) | local
-                k += 1
+            fp = pair_fingerprint(word_hash[tokens[i]], word_hash[tokens[i + 1]], mask)
+            out[k] = (fp << np.uint64(PAIR_DOC_BITS)) | doc
+            k += 1
     return out[:k]
 
 
 @njit(cache=True)
-def documents_per_pair(sorted_packed, id_bits):
-    """(bigram keys a << 32 | b, documents) from sorted packed_pairs output."""
-    doc_bits = np.uint64(64 - 2 * id_bits)
-    id_mask = (np.uint64(1) << np.uint64(id_bits)) - np.uint64(1)
+def documents_per_key(sorted_packed, doc_bits):
+    """(keys, documents) from sorted (key << doc_bits) | document integers."""
+    shift = np.uint64(doc_bits)
     n = len(sorted_packed)
     keys = np.empty(n, dtype=np.uint64)
     counts = np.zeros(n, dtype=np.int64)
     m = 0
-    previous = np.uint64(0)
     for i in range(n):
         value = sorted_packed[i]
-        if i > 0 and value == previous:
-            continue  # the same bigram in the same document
-        previous = value
-        pair = value >> doc_bits
-        key = ((pair >> np.uint64(id_bits)) << np.uint64(32)) | (pair & id_mask)
+        if i > 0 and value == sorted_packed[i - 1]:
+            continue  # the same key in the same document
+        key = value >> shift
         if m == 0 or keys[m - 1] != key:
             keys[m] = key
             m += 1
@@ -117,40 +123,21 @@ def documents_per_pair(sorted_packed, id_bits):
     return keys[:m].copy(), counts[:m].copy()
 
 
-def bigram_doc_counts(tokens: np.ndarray, doc_offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted distinct bigram keys a << 32 | b, number of documents containing each) over the
-    pairs of adjacent non-BREAK tokens of every document. Documents go in chunks small enough
-    for (a, b, document) to pack into 64 bits; chunks hold disjoint documents, so their counts
-    add up."""
-    real = tokens[tokens != 0xFFFFFFFF]
-    id_bits = max(1, int(real.max()).bit_length()) if len(real) else 1
-    chunk = 1 << (64 - 2 * id_bits)
-    n_docs = len(doc_offsets) - 1
-    keys, dfs = [], []
-    for first in range(0, max(n_docs, 1), chunk):
-        packed = packed_pairs(tokens, doc_offsets, first, min(first + chunk, n_docs), id_bits)
-        packed.sort()
-        k, d = documents_per_pair(packed, id_bits)
-        keys.append(k)
-        dfs.append(d)
-    if len(keys) == 1:
-        return keys[0], dfs[0]
-    return sum_by_key(np.concatenate(keys), np.concatenate(dfs))
-
-
 @njit(cache=True)
-def run_lengths(sorted_keys):
-    """(distinct keys, how often each occurs) of a sorted key array."""
-    n = len(sorted_keys)
-    keys = np.empty(n, dtype=sorted_keys.dtype)
-    counts = np.zeros(n, dtype=np.int64)
+def frequent_pair_positions(global_tokens, local_tokens, word_hash, mask):
+    """(pair fingerprints, positions i) of the pairs i, i + 1 of two frequent words (global ids
+    not BREAK); the caller tests the fingerprints against the frequent-bigram set."""
+    n = len(global_tokens)
+    keys = np.empty(max(n - 1, 0), dtype=np.uint64)
+    where = np.empty(max(n - 1, 0), dtype=np.int64)
     m = 0
-    for i in range(n):
-        if m == 0 or sorted_keys[i] != keys[m - 1]:
-            keys[m] = sorted_keys[i]
+    for i in range(n - 1):
+        if global_tokens[i] != 0xFFFFFFFF and global_tokens[i + 1] != 0xFFFFFFFF:
+            keys[m] = pair_fingerprint(word_hash[local_tokens[i]], word_hash[local_tokens[i + 1]],
+                                       mask)
+            where[m] = i
             m += 1
-        counts[m - 1] += 1
-    return keys[:m].copy(), counts[:m].copy()
+    return keys[:m].copy(), where[:m].copy()
 
 
 def sum_by_key(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -161,34 +148,6 @@ def sum_by_key(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.nda
     keys, counts = keys[order], counts[order]
     starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
     return keys[starts], np.add.reduceat(counts, starts).astype(np.int64)
-
-
-@njit(cache=True)
-def adjacent_pairs(tokens):
-    """(bigram keys a << 32 | b, position i) of every pair of non-BREAK tokens i, i + 1 (the
-    caller drops pairs across documents or treats them as it needs)."""
-    n = len(tokens)
-    keys = np.empty(max(n - 1, 0), dtype=np.uint64)
-    where = np.empty(max(n - 1, 0), dtype=np.int64)
-    m = 0
-    for i in range(n - 1):
-        a = tokens[i]
-        b = tokens[i + 1]
-        if a != 0xFFFFFFFF and b != 0xFFFFFFFF:
-            keys[m] = (np.uint64(a) << np.uint64(32)) | np.uint64(b)
-            where[m] = i
-            m += 1
-    return keys[:m].copy(), where[:m].copy()
-
-
-def pairs_in(tokens: np.ndarray, contains) -> np.ndarray:
-    """ok[i]: the pair (tokens[i], tokens[i + 1]) of frequent words passes `contains` (a
-    membership test over uint64 bigram keys, e.g. a Bloom filter of the frequent bigrams)."""
-    ok = np.zeros(len(tokens), dtype=bool)
-    keys, where = adjacent_pairs(tokens)
-    if len(keys):
-        ok[where] = contains(keys)
-    return ok
 
 
 # ---------------------------------------------------------------- stage 2: gram statistics
@@ -234,6 +193,31 @@ def gram_occurrences(tokens, doc_offsets, length, mask):
     return fp[:m].copy(), doc[:m].copy(), left[:m].copy()
 
 
+@njit(cache=True)
+def _reduce_grams(group, n_groups, doc, left):
+    """Per group: df (documents ascend with the input), occurrences, min and max real left
+    neighbour, whether some occurrence has none."""
+    df = np.zeros(n_groups, dtype=np.int64)
+    occ = np.zeros(n_groups, dtype=np.int64)
+    lo = np.full(n_groups, 0xFFFFFFFF, dtype=np.int64)
+    hi = np.zeros(n_groups, dtype=np.int64)
+    none = np.zeros(n_groups, dtype=np.int64)
+    last_doc = np.full(n_groups, -1, dtype=np.int64)
+    for i in range(len(group)):
+        g = group[i]
+        occ[g] += 1
+        if last_doc[g] != doc[i]:
+            last_doc[g] = doc[i]
+            df[g] += 1
+        x = left[i]
+        if x == 0xFFFFFFFF:
+            none[g] = 1
+        else:
+            lo[g] = min(lo[g], x)
+            hi[g] = max(hi[g], x)
+    return df, occ, lo, hi, none
+
+
 def gram_statistics(tokens: np.ndarray, doc_offsets: np.ndarray, length: int,
                     mask: np.uint64) -> dict[str, np.ndarray]:
     """Per fingerprint of the batch's grams: df, occurrences, min/max real left neighbour and
@@ -241,19 +225,14 @@ def gram_statistics(tokens: np.ndarray, doc_offsets: np.ndarray, length: int,
     fp, doc, left = gram_occurrences(tokens, doc_offsets, length, mask)
     if len(fp) == 0:
         return empty_gram_statistics()
-    order = np.lexsort((doc, fp))
-    fp, doc, left = fp[order], doc[order], left[order]
-    new_fp = np.concatenate(([True], fp[1:] != fp[:-1]))
-    new_doc = new_fp | np.concatenate(([True], doc[1:] != doc[:-1]))
-    starts = np.flatnonzero(new_fp)
-    real = left != NO_LEFT
-    lo = np.where(real, left, NO_LEFT).astype(np.int64)
-    hi = np.where(real, left, 0).astype(np.int64)
-    return {"fp": fp[starts], "df": np.add.reduceat(new_doc.astype(np.int64), starts),
-            "occurrences": np.diff(np.append(starts, len(fp))).astype(np.int64),
-            "min_left": np.minimum.reduceat(lo, starts),
-            "max_left": np.maximum.reduceat(hi, starts),
-            "has_no_left": np.maximum.reduceat((~real).astype(np.int64), starts)}
+    order = np.argsort(fp)
+    sorted_fp = fp[order]
+    new = np.concatenate(([True], sorted_fp[1:] != sorted_fp[:-1]))
+    group = np.empty(len(fp), dtype=np.int64)
+    group[order] = np.cumsum(new) - 1
+    df, occ, lo, hi, none = _reduce_grams(group, int(new.sum()), doc, left)
+    return {"fp": sorted_fp[new], "df": df, "occurrences": occ, "min_left": lo, "max_left": hi,
+            "has_no_left": none}
 
 
 def empty_gram_statistics() -> dict[str, np.ndarray]:
@@ -269,7 +248,7 @@ def merge_gram_statistics(parts: list[dict[str, np.ndarray]]) -> dict[str, np.nd
     if len(parts) == 1:
         return parts[0]
     joined = {name: np.concatenate([p[name] for p in parts]) for name in GRAM_FIELDS}
-    order = np.argsort(joined["fp"], kind="stable")
+    order = np.argsort(joined["fp"])  # sums, min, max: the order of equal keys does not matter
     fp = joined["fp"][order]
     starts = np.flatnonzero(np.concatenate(([True], fp[1:] != fp[:-1])))
     out = {"fp": fp[starts]}

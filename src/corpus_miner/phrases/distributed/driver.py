@@ -32,21 +32,6 @@ def mine_partitions(partitions: Sequence[Sequence[pa.Array]], plan: Plan,
     make_filter builds the membership test shipped for a set of keys (tests pass all-positive or
     Bloom ones). Returns the PhraseTable (canonical order) and counts per stage."""
     stats: dict = {}
-    # stored batches go through their blob form, as between the stages of a cluster engine
-    local = [[stages.local_from_blob(stages.local_to_blob(tokenize_batch(piece)))
-              for texts in part for piece in stages.text_slices(texts)] for part in partitions]
-    words: dict[str, int] = defaultdict(int)
-    for part in local:
-        for lb in part:
-            vocab, df = stages.word_counts(lb)
-            for word, n in zip(vocab.to_pylist(), df.tolist()):
-                words[word] += n
-    vocab = frequent_vocabulary(pa.array(list(words), pa.string()),
-                                np.array(list(words.values()), np.int64), plan.sigma)
-    index = WordIndex(vocab)
-    table = [[stages.encode_global(lb, index, plan.min_length) for lb in part]
-             for part in local]
-    stats["frequent_words"] = len(vocab)
 
     def shuffle(mapped):  # [(bucket, blob)] per partition -> blobs per bucket
         buckets = defaultdict(list)
@@ -55,14 +40,30 @@ def mine_partitions(partitions: Sequence[Sequence[pa.Array]], plan: Plan,
                 buckets[bucket].append(blob)
         return buckets
 
-    bigrams = shuffle(stages.keyed_blobs(stages.partition_bigram_counts(part), "key",
-                                         plan.buckets) for part in table)
-    frequent = np.concatenate([stages.frequent_bigrams(b, plan.sigma) for b in bigrams.values()]
-                              + [np.zeros(0, np.uint64)])
-    stats["frequent_bigrams"] = len(frequent)
-    in_f2 = make_filter(frequent)
-    table = [[stages.compact_frequent_pairs(batch, in_f2, plan.min_length) for batch in part]
-             for part in table]
+    # stages 0 and 1, map: tokenize (stored batches go through their blob form, as between the
+    # passes of a cluster engine) and count words and bigram fingerprints per partition
+    stored, word_tables, pair_parts = [], [], []
+    for part in partitions:
+        partition_counts = stages.PartitionCounts(plan.mask)
+        blobs = []
+        for texts in part:
+            for piece in stages.text_slices(texts):
+                local = tokenize_batch(piece)
+                blobs.append(stages.local_to_blob(local))
+                partition_counts.add(local)
+        stored.append(blobs)
+        word_tables.append(partition_counts.words())
+        pair_parts.append(stages.keyed_blobs(partition_counts.pairs(), "key", plan.buckets))
+    words = pa.concat_tables(word_tables).group_by("word").aggregate([("df", "sum")])
+    vocab = frequent_vocabulary(words.column("word").combine_chunks(),
+                                words.column("df_sum").to_numpy(), plan.sigma)
+    frequent = np.concatenate([stages.frequent_keys(b, plan.sigma)
+                               for b in shuffle(pair_parts).values()] + [np.zeros(0, np.uint64)])
+    stats.update(frequent_words=len(vocab), frequent_bigrams=len(frequent))
+    # stage 2, map: global ids, runs of frequent bigrams only, gram statistics
+    index, in_f2 = WordIndex(vocab), make_filter(frequent)
+    table = [[stages.encode_batch(stages.local_from_blob(raw), index, in_f2, plan)
+              for raw in part] for part in stored]
     stats["tokens_after_bigram_filter"] = sum(len(b.tokens) for part in table for b in part)
     grams = shuffle(stages.keyed_blobs(stages.partition_gram_statistics(part, plan), "fp",
                                        plan.buckets) for part in table)

@@ -11,8 +11,8 @@ to the exact corpus df.
 3. `global_batch`: local ids -> global ids; every other word becomes BREAK, which no frequent
    phrase contains (its df is below sigma) and which is no left neighbour either.
 4. `compact_runs` keeps only runs of >= min_length tokens whose adjacent pairs pass a test (both
-   words frequent here; both in the frequent-bigram filter later) and separates the runs by one
-   BREAK. A frequent phrase of length >= min_length has only frequent words and frequent bigrams,
+   words frequent and the bigram in the frequent-bigram set, stages.encode_batch) and separates
+   the runs by one BREAK. A frequent phrase of length >= min_length has only frequent words and frequent bigrams,
    so each of its occurrences lies inside one kept run; its left neighbour is dropped only when the
    pair (left, first word) fails the test, and then no left extension of it can be frequent either.
    Positions are renumbered, which the miner never looks at (coverage re-reads the texts).
@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numba import njit
 
+from corpus_miner._numba.hashing import splitmix64
 from corpus_miner.corpus import TokenIdAssigner
 from corpus_miner.io.strings import StringList
 
@@ -147,6 +148,99 @@ def lookup_words(slots, offsets, data, query_offsets, query_data):
     return out
 
 
+@njit(cache=True)
+def _word_hashes(offsets, data):
+    out = np.empty(len(offsets) - 1, dtype=np.uint64)
+    for w in range(len(offsets) - 1):
+        out[w] = splitmix64(_word_hash(data, offsets[w], offsets[w + 1]))
+    return out
+
+
+def word_hashes(words: StringList) -> np.ndarray:
+    """A 64-bit hash of each word's UTF-8 bytes: the same for a word in every batch, so bigrams
+    can be fingerprinted before global ids exist (counts.pair_fingerprint)."""
+    return _word_hashes(np.ascontiguousarray(words.offsets, dtype=np.int64),
+                        np.ascontiguousarray(words.data, dtype=np.uint8))
+
+
+@njit(cache=True)
+def _grown(values, size):
+    bigger = np.zeros(size, dtype=values.dtype)
+    bigger[:len(values)] = values
+    return bigger
+
+
+@njit(cache=True)
+def _count_words(slots, hashes, word_offsets, word_data, counts, n_words, offsets, data, df):
+    """Add df[q] to the count of each query word q, inserting words not seen before; every
+    array grows (and slots rehash) as needed. Returns the arrays and the word count."""
+    for q in range(len(offsets) - 1):
+        lo = offsets[q]
+        hi = offsets[q + 1]
+        h = _word_hash(data, lo, hi)
+        size = len(slots)
+        slot = np.int64(h & np.uint64(size - 1))
+        while slots[slot] >= 0:
+            w = slots[slot]
+            if hashes[w] == h and _same_word(word_data, word_offsets[w], word_offsets[w + 1],
+                                             data, lo, hi):
+                break
+            slot = (slot + 1) & (size - 1)
+        if slots[slot] >= 0:
+            counts[slots[slot]] += df[q]
+            continue
+        w = n_words
+        if w + 1 >= len(counts):
+            counts = _grown(counts, 2 * len(counts))
+            hashes = _grown(hashes, 2 * len(hashes))
+            word_offsets = _grown(word_offsets, 2 * len(word_offsets))
+        start = word_offsets[w]
+        if start + hi - lo > len(word_data):
+            word_data = _grown(word_data, 2 * (start + hi - lo))
+        word_data[start:start + hi - lo] = data[lo:hi]
+        word_offsets[w + 1] = start + hi - lo
+        hashes[w] = h
+        counts[w] = df[q]
+        slots[slot] = w
+        n_words += 1
+        if 2 * n_words > size:  # keep the table at most half full
+            size *= 2
+            slots = np.full(size, -1, dtype=np.int64)
+            for v in range(n_words):
+                at = np.int64(hashes[v] & np.uint64(size - 1))
+                while slots[at] >= 0:
+                    at = (at + 1) & (size - 1)
+                slots[at] = v
+    return slots, hashes, word_offsets, word_data, counts, n_words
+
+
+class WordCounter:
+    """Document counts of words over several batches: a hash table over the words' UTF-8 bytes,
+    fed whole batch vocabularies at once (no Python string per word)."""
+
+    def __init__(self) -> None:
+        self._slots = np.full(1 << 16, -1, dtype=np.int64)
+        self._hashes = np.zeros(1 << 15, dtype=np.uint64)
+        self._offsets = np.zeros(1 << 15, dtype=np.int64)
+        self._data = np.zeros(1 << 18, dtype=np.uint8)
+        self._counts = np.zeros(1 << 15, dtype=np.int64)
+        self._n = 0
+
+    def add(self, words: StringList, df: np.ndarray) -> None:
+        (self._slots, self._hashes, self._offsets, self._data, self._counts,
+         self._n) = _count_words(self._slots, self._hashes, self._offsets, self._data,
+                                 self._counts, self._n,
+                                 np.ascontiguousarray(words.offsets, dtype=np.int64),
+                                 np.ascontiguousarray(words.data, dtype=np.uint8),
+                                 np.ascontiguousarray(df, dtype=np.int64))
+
+    def result(self) -> tuple[StringList, np.ndarray]:
+        """(the distinct words, their counts)."""
+        n = self._n
+        return (StringList(self._offsets[:n + 1].copy(), self._data[:self._offsets[n]].copy()),
+                self._counts[:n].copy())
+
+
 class WordIndex:
     """Global ids of words: their positions in the frequent vocabulary (a StringList)."""
 
@@ -166,17 +260,6 @@ class WordIndex:
 def global_batch(local: LocalBatch, index: WordIndex) -> TokenBatch:
     """The batch with global ids (BREAK for words below sigma documents), uncompacted."""
     return TokenBatch(index.ids(local.vocab)[local.batch.tokens], local.batch.doc_offsets)
-
-
-@njit(cache=True)
-def frequent_word_pairs(tokens):
-    """ok[i]: tokens i and i + 1 are both frequent words (the caller ignores pairs across
-    documents); the last entry is False."""
-    n = len(tokens)
-    ok = np.zeros(n, dtype=np.bool_)
-    for i in range(n - 1):
-        ok[i] = tokens[i] != 0xFFFFFFFF and tokens[i + 1] != 0xFFFFFFFF
-    return ok
 
 
 @njit(cache=True)

@@ -28,8 +28,10 @@ from corpus_miner.phrases.distributed.windows import (
     unpack_arrays,
 )
 
-BATCH_TEXT_BYTES = 8 << 20
-"""Texts are tokenized in slices of about this many bytes (whole documents): one stored batch."""
+BATCH_TEXT_BYTES = 2 << 20
+"""Texts are tokenized in slices of about this many bytes (whole documents): one stored batch.
+Spark moves binary values of a few MB between the JVM and Python several times faster than values
+of tens of MB, and a slice's vocabulary usually fits 16-bit ids (local_to_blob)."""
 
 Contains = Callable[[np.ndarray], np.ndarray]
 """A membership test over uint64 keys that may err only by saying yes (a Bloom filter)."""
@@ -96,7 +98,10 @@ def text_slices(texts: pa.Array, max_bytes: int = BATCH_TEXT_BYTES) -> Iterator[
         yield texts
 
 def local_to_blob(local: LocalBatch) -> bytes:
-    return pack_arrays({"tokens": local.batch.tokens, "doc_offsets": local.batch.doc_offsets,
+    tokens = local.batch.tokens
+    if len(local.vocab) <= 1 << 16:  # half the bytes to store and to move
+        tokens = tokens.astype(np.uint16)
+    return pack_arrays({"tokens": tokens, "doc_offsets": local.batch.doc_offsets,
                         "vocab_offsets": local.vocab.offsets, "vocab_data": local.vocab.data,
                         "word_df": local.word_df})
 
@@ -107,16 +112,81 @@ def local_from_blob(raw: bytes) -> LocalBatch:
                       StringList(a["vocab_offsets"], a["vocab_data"]), a["word_df"])
 
 
-def word_counts(local: LocalBatch) -> tuple[pa.Array, np.ndarray]:
-    """(words, documents of the batch containing each) for the word-df aggregation."""
-    return local.vocab.to_arrow(), local.word_df
+class PartitionCounts:
+    """Stages 0 and 1, map side, over one partition's tokenized batches: the documents of the
+    partition containing each word, and each bigram fingerprint (counts.pair_fingerprint of the
+    two words' hashes, so bigrams are counted in this same pass, before global ids exist).
+    Bigrams are held as packed (fingerprint, document) integers and reduced by one sort whenever
+    PAIRS_PER_FLUSH of them or 2^PAIR_DOC_BITS documents accumulate (bounded memory)."""
+
+    PAIRS_PER_FLUSH = 1 << 24
+
+    def __init__(self, mask: np.uint64):
+        self.mask = mask
+        self._words = encode.WordCounter()
+        self._packed: list[np.ndarray] = []
+        self._n_packed = 0
+        self._docs = 0
+        self._pairs: list[tuple[np.ndarray, np.ndarray]] = []
+        self.tokens = 0
+
+    def add(self, local: LocalBatch) -> None:
+        batch = local.batch
+        self.tokens += len(batch.tokens)
+        self._words.add(local.vocab, local.word_df)
+        if self._docs + batch.n_docs >= 1 << counts.PAIR_DOC_BITS:
+            self._flush_pairs()
+        packed = counts.packed_pair_documents(batch.tokens, batch.doc_offsets,
+                                              encode.word_hashes(local.vocab), self._docs,
+                                              self.mask)
+        self._packed.append(packed)
+        self._n_packed += len(packed)
+        self._docs += batch.n_docs
+        if self._n_packed >= self.PAIRS_PER_FLUSH:
+            self._flush_pairs()
+
+    def _flush_pairs(self) -> None:
+        if self._packed:
+            packed = np.concatenate(self._packed)
+            packed.sort()
+            self._pairs.append(counts.documents_per_key(packed, counts.PAIR_DOC_BITS))
+        self._packed, self._n_packed, self._docs = [], 0, 0
+
+    def words(self) -> pa.Table:
+        """(word, df) with one row per distinct word of the partition."""
+        words, df = self._words.result()
+        return pa.table({"word": words.to_arrow(), "df": df})
+
+    def pairs(self) -> dict[str, np.ndarray]:
+        """Bigram fingerprint -> documents of the partition containing it."""
+        self._flush_pairs()
+        keys = np.concatenate([k for k, _ in self._pairs] + [np.zeros(0, np.uint64)])
+        dfs = np.concatenate([d for _, d in self._pairs] + [np.zeros(0, np.int64)])
+        key, df = counts.sum_by_key(keys, dfs)
+        return {"key": key, "df": df.astype(np.uint32)}
 
 
-def encode_global(local: LocalBatch, index: encode.WordIndex, min_length: int) -> TokenBatch:
-    """Global ids, keeping only runs of >= min_length frequent words (encode.compact_runs)."""
+def frequent_keys(blobs: Iterable[bytes], sigma: int) -> np.ndarray:
+    """Stage 1 reduce: the bigram fingerprints of one bucket with df >= sigma."""
+    parts = [unpack_arrays(raw) for raw in blobs]
+    if not parts:
+        return np.zeros(0, np.uint64)
+    key, df = counts.sum_by_key(np.concatenate([p["key"] for p in parts]),
+                                np.concatenate([p["df"] for p in parts]).astype(np.int64))
+    return key[df >= sigma]
+
+
+def encode_batch(local: LocalBatch, index: encode.WordIndex, frequent_pair: Contains,
+                 plan: Plan) -> TokenBatch:
+    """Global ids, keeping only runs of >= min_length tokens joined by frequent bigrams (both
+    words frequent, the pair's fingerprint in the frequent-bigram set; encode.compact_runs)."""
     batch = encode.global_batch(local, index)
-    ok = encode.frequent_word_pairs(batch.tokens)
-    return TokenBatch(*encode.compact_runs(batch.tokens, batch.doc_offsets, ok, min_length))
+    keys, where = counts.frequent_pair_positions(batch.tokens, local.batch.tokens,
+                                                 encode.word_hashes(local.vocab), plan.mask)
+    ok = np.zeros(len(batch.tokens), dtype=bool)
+    if len(keys):
+        ok[where] = frequent_pair(keys)
+    return TokenBatch(*encode.compact_runs(batch.tokens, batch.doc_offsets, ok, plan.min_length))
 
 
 def batch_to_blob(batch: TokenBatch) -> bytes:
@@ -143,42 +213,6 @@ def keyed_blobs(arrays: dict[str, np.ndarray], key: str, n_buckets: int
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         rows = order[lo:hi]
         yield int(bucket[lo]), pack_arrays({name: a[rows] for name, a in arrays.items()})
-
-
-def concatenated(batches: Iterable[TokenBatch]) -> TokenBatch:
-    """One batch holding the documents of several (a partition's)."""
-    batches = list(batches)
-    if len(batches) == 1:
-        return batches[0]
-    tokens = np.concatenate([b.tokens for b in batches] + [np.zeros(0, np.uint32)])
-    starts = np.cumsum([0] + [len(b.tokens) for b in batches])
-    offsets = np.concatenate([b.doc_offsets[:-1] + s for b, s in zip(batches, starts)]
-                             + [starts[-1:]]).astype(np.int64)
-    return TokenBatch(tokens, offsets)
-
-
-def partition_bigram_counts(batches: Iterable[TokenBatch]) -> dict[str, np.ndarray]:
-    """Stage 1 map: bigram -> documents of the partition containing it."""
-    batch = concatenated(batches)
-    key, df = counts.bigram_doc_counts(batch.tokens, batch.doc_offsets)
-    return {"key": key, "df": df.astype(np.uint32)}
-
-
-def frequent_bigrams(blobs: Iterable[bytes], sigma: int) -> np.ndarray:
-    """Stage 1 reduce: the bigram keys of one bucket with df >= sigma."""
-    parts = [unpack_arrays(raw) for raw in blobs]
-    if not parts:
-        return np.zeros(0, np.uint64)
-    key, df = counts.sum_by_key(np.concatenate([p["key"] for p in parts]),
-                                np.concatenate([p["df"] for p in parts]))
-    return key[df >= sigma]
-
-
-def compact_frequent_pairs(batch: TokenBatch, frequent_bigram: Contains,
-                           min_length: int) -> TokenBatch:
-    """Keep only runs of >= min_length tokens whose every adjacent pair is a frequent bigram."""
-    ok = counts.pairs_in(batch.tokens, frequent_bigram)
-    return TokenBatch(*encode.compact_runs(batch.tokens, batch.doc_offsets, ok, min_length))
 
 
 def partition_gram_statistics(batches: Iterable[TokenBatch], plan: Plan) -> dict[str, np.ndarray]:
