@@ -22,6 +22,7 @@ from corpus_miner.cli.common import (
     print_summary,
     rereadable,
 )
+from corpus_miner.cli.engine import add_engine_arguments, on_spark
 from corpus_miner.cli.outputs import Output
 from corpus_miner.dedup import LSHBloom
 from corpus_miner.dedup.params import DEFAULT_FP_PROB, DEFAULT_SKETCH, MODE_ALIASES
@@ -83,6 +84,7 @@ def register(subparsers) -> None:
     dedup.add_argument("--save-index", metavar="DIR",
                        help="also save the index of all input documents (for `index query`)")
     _add_model_arguments(dedup)
+    add_engine_arguments(dedup)
     dedup.set_defaults(handler=run_dedup, outputs=(
         RECORDS_OUTPUT, Output("save_index", "--save-index", folder=True)))
 
@@ -235,6 +237,10 @@ def _growth_note(label: str, model: LSHBloom, expected_items: int | None) -> Non
 
 
 def run_dedup(args: argparse.Namespace) -> int:
+    if on_spark(args):
+        from corpus_miner.cli.engine import run_dedup as run_on_spark
+
+        return run_on_spark(args)
     started = time.perf_counter()
     model = _model(args)
     stats = ReadStats()

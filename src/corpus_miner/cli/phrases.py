@@ -10,6 +10,7 @@ import json
 import sys
 
 from corpus_miner.cli.common import add_input_arguments, add_mining_arguments, corpus_from_args
+from corpus_miner.cli.engine import add_engine_arguments, on_spark
 from corpus_miner.cli.outputs import Output
 from corpus_miner.io.atomic import atomic_path, writing_stdout
 
@@ -35,6 +36,7 @@ def register(subparsers) -> None:
                         "JSONL on stdout)")
     parser.add_argument("--stats", default=None, metavar="FILE",
                         help="write run statistics (counts, seconds per stage, peak RSS) as JSON")
+    add_engine_arguments(parser)
     parser.set_defaults(handler=run, outputs=OUTPUTS)
 
 
@@ -54,23 +56,33 @@ def _print_summary(stats: dict, output: str | None, stats_file: str | None) -> N
 def run(args) -> int:
     from corpus_miner.phrases.miner import BloomSpan
     from corpus_miner.phrases.params import PhraseParams
-    from corpus_miner.phrases.result import write_phrases, write_phrases_jsonl
 
+    if on_spark(args):
+        from corpus_miner.cli.engine import run_phrases
+
+        return run_phrases(args)
     # parameters first: a typo in --sigma should not cost a tokenization pass
     PhraseParams(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm,
                  filter_bytes=args.filter_bytes)
     corpus = corpus_from_args(args)
     miner = BloomSpan(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm,
                       filter_bytes=args.filter_bytes).fit(corpus)
+    write_outputs(args, miner.phrases_, miner.stats_)
+    return 0
+
+
+def write_outputs(args, table, stats: dict) -> None:
+    """The phrase rows to -o (or stdout), the statistics to --stats, a summary line (both
+    engines)."""
+    from corpus_miner.phrases.result import write_phrases, write_phrases_jsonl
+
     if args.output in (None, "-"):
         with writing_stdout():
-            write_phrases_jsonl(miner.phrases_, sys.stdout)
+            write_phrases_jsonl(table, sys.stdout)
             sys.stdout.flush()
     else:
-        write_phrases(miner.phrases_, args.output)
+        write_phrases(table, args.output)
     if args.stats is not None:
         with atomic_path(args.stats) as tmp:
-            tmp.write_text(json.dumps(miner.stats_, indent=2, sort_keys=True) + "\n",
-                           encoding="utf-8")
-    _print_summary(miner.stats_, args.output, args.stats)
-    return 0
+            tmp.write_text(json.dumps(stats, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    _print_summary(stats, args.output, args.stats)

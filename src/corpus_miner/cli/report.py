@@ -28,6 +28,7 @@ def _add_common(parser: argparse.ArgumentParser, saved_corpus: bool = True) -> N
 
 def register(subparsers) -> None:
     from corpus_miner.cli.common import add_record_output_argument, text_argument
+    from corpus_miner.cli.engine import add_engine_arguments
     from corpus_miner.cli.outputs import Output
     from corpus_miner.io.writers import OUTPUT_SUFFIXES
 
@@ -50,6 +51,7 @@ def register(subparsers) -> None:
                         "template (0.9)")
     report.add_argument("--title", default="Repeated text report", type=text_argument,
                         help="title of the HTML page")
+    add_engine_arguments(report)
     report.set_defaults(handler=run_report, extra_inputs=("phrases",), outputs=(
         Output("output", "-o", suffixes=(".html", ".htm"),
                hint="the report is HTML; name it .html (use --json for the figures)"),
@@ -78,6 +80,7 @@ def register(subparsers) -> None:
                        "SHARE (0..1)")
     clean.add_argument("--json", default=None, metavar="FILE",
                        help="write the cleaning figures as JSON ('-' for stdout)")
+    add_engine_arguments(clean)
     clean.set_defaults(handler=run_clean, extra_inputs=("phrases", "allow"), outputs=(
         Output("output", "-o", suffixes=OUTPUT_SUFFIXES, stdout=True,
                hint=f"use one of {', '.join(OUTPUT_SUFFIXES)}, or - for JSONL on stdout"),
@@ -132,9 +135,14 @@ def _write_json(data: dict, path: str) -> None:
 
 def run_report(args) -> int:
     from corpus_miner.cli.common import corpus_from_args, rereadable
+    from corpus_miner.cli.engine import on_spark
     from corpus_miner.io import read_documents
     from corpus_miner.coverage.report import CoverageReport, parse_group_by
 
+    if on_spark(args):
+        from corpus_miner.cli.engine import run_report as run_on_spark
+
+        return run_on_spark(args)
     _check_parameters(args)
     parse_group_by(args.group_by)
     again = _original_inputs(args) and rereadable(args.inputs)
@@ -155,6 +163,12 @@ def run_report(args) -> int:
         print("note: no example contexts (stdin, a pipe or a saved corpus cannot be read "
               "again)",
               file=sys.stderr)
+    write_report_outputs(args, report)
+    return 0
+
+
+def write_report_outputs(args, report) -> None:
+    """-o HTML, --json and the terminal summary (both engines)."""
     if args.output is not None:
         report.write_html(args.output)
     if args.json is not None:
@@ -164,7 +178,6 @@ def run_report(args) -> int:
     if written:
         print(f"report: wrote {' and '.join(written)}"
               + (" (open the .html in a browser)" if args.output else ""), file=sys.stderr)
-    return 0
 
 
 _DONE = {"remove": "removed", "mask": "masked", "annotate": "annotated"}
@@ -172,8 +185,13 @@ _DONE = {"remove": "removed", "mask": "masked", "annotate": "annotated"}
 
 def run_clean(args) -> int:
     from corpus_miner.cli.common import corpus_from_args, rereadable
+    from corpus_miner.cli.engine import on_spark
     from corpus_miner.coverage.clean import Cleaner, CleanParams
 
+    if on_spark(args):
+        from corpus_miner.cli.engine import run_clean as run_on_spark
+
+        return run_on_spark(args)
     _check_parameters(args)
     allow = tuple(read_phrase_texts(args.allow)) if args.allow else ()
     params = CleanParams(args.mode, args.keep_first, allow, args.drop_above, args.mask_text)
@@ -190,7 +208,13 @@ def run_clean(args) -> int:
     cleaner.fit(corpus, coverage)
     stats = cleaner.write(args.inputs, args.output, text_field=args.text_field,
                           id_field=args.id_field, skip_bad=args.skip_bad)
-    stats["coverage"] = coverage.share
+    finish_clean(args, stats, coverage.share)
+    return 0
+
+
+def finish_clean(args, stats: dict, coverage_share: float) -> None:
+    """--json and the summary line of a clean run (both engines)."""
+    stats["coverage"] = coverage_share
     stats["handled_share"] = stats["tokens_handled"] / stats["tokens"] if stats["tokens"] else 0.0
     if args.json is not None:
         _write_json(stats, args.json)
@@ -201,4 +225,3 @@ def run_clean(args) -> int:
           + (f", {stats['tokens_protected']:,} protected" if stats["tokens_protected"] else "")
           + (f"; {stats['documents_not_text']:,} texts that are not strings left as they were"
              if stats["documents_not_text"] else ""), file=sys.stderr)
-    return 0

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from corpus_miner.coverage import kernels
 from corpus_miner.coverage.clean import mask_runs, remove_runs, run_char_spans
+from corpus_miner.coverage.coverage import Occurrences, PhraseTables
 from corpus_miner.io.strings import StringList
 from corpus_miner.phrases.distributed.encode import (
     WordIndex,
@@ -28,40 +29,36 @@ from corpus_miner.phrases.result import PhraseTable
 
 @dataclass(frozen=True)
 class DocumentCoverage:
-    """Per document of a batch: token count, covered tokens and covered runs (token indices)."""
+    """A batch's coverage: per document its tokens, covered tokens and covered runs ([first,
+    end) token indices in the document); covered tokens attributed to each phrase; every full
+    occurrence of every phrase (document index in the batch, global start in the batch)."""
 
     tokens: np.ndarray
     covered: np.ndarray
     runs: list[np.ndarray]
+    tokens_by_phrase: np.ndarray
+    occurrences: Occurrences
+    doc_offsets: np.ndarray
 
 
 class BatchCoverage:
-    """The L-window table of `table` (ids of the StringList table.vocab), built once."""
+    """The lookup tables of `table` (canonical order; ids of the StringList table.vocab), built
+    once and applied batch by batch."""
 
     def __init__(self, table: PhraseTable, min_length: int) -> None:
-        self.min_length = int(min_length)
         self.index = WordIndex(StringList.from_strings(table.vocab)
                                if not isinstance(table.vocab, StringList) else table.vocab)
-        self.phrase_tokens = np.ascontiguousarray(table.tokens, dtype=np.uint32)
-        offsets = np.ascontiguousarray(table.offsets, dtype=np.int64)
-        self.n_phrases = len(table)
-        (self.slots, self.slot_hash, self.window_pos,
-         self.window_owner) = kernels.build_window_table(self.phrase_tokens, offsets,
-                                                         self.min_length,
-                                                         np.arange(len(table), dtype=np.int64))
+        self.tables = PhraseTables(table, int(min_length))
 
     def documents(self, texts: pa.Array) -> DocumentCoverage:
         """Coverage of each text (a null text is an empty document)."""
         batch = global_batch(tokenize_batch(texts), self.index)
-        covered, _ = kernels.cover_by_windows(
-            batch.tokens, batch.doc_offsets, self.min_length, self.slots, self.slot_hash,
-            self.window_pos, self.window_owner, self.phrase_tokens, self.n_phrases,
-            np.zeros(len(batch.tokens), dtype=np.uint8))
         offsets = batch.doc_offsets
+        covered, by_phrase, occ = self.tables.mined(batch.tokens, offsets)
         per_doc = kernels.count_per_document(covered, offsets)
         runs = [kernels.covered_runs(covered, offsets[d], offsets[d + 1]) if per_doc[d] else
                 np.zeros((0, 2), np.int64) for d in range(len(offsets) - 1)]
-        return DocumentCoverage(np.diff(offsets), per_doc, runs)
+        return DocumentCoverage(np.diff(offsets), per_doc, runs, by_phrase, occ, offsets)
 
 
 def junk_spans(text: str, runs: np.ndarray) -> list[list[int]]:

@@ -162,7 +162,8 @@ class Cleaner(Estimator):
 
     Learned: params_ (the validated CleanParams), coverage_, mask_ (uint8 per corpus token: 1
     where a token is removed, masked or annotated), doc_offsets_, doc_handled_ (such tokens per
-    document), doc_share_, dropped_ (documents over drop_above), doc_ids_."""
+    document), doc_share_, dropped_ (documents over drop_above), doc_ids_, tokens_covered_
+    (covered tokens before protection)."""
 
     _fit_hint = "fit(corpus, coverage)"
     params_: CleanParams
@@ -220,15 +221,32 @@ class Cleaner(Estimator):
             mask = np.bitwise_xor(protected, 1, out=protected)  # now 1 where not protected
             mask &= coverage.covered
         self.coverage_ = coverage
+        return self._fit_mask(mask, coverage.doc_offsets, getattr(corpus, "doc_ids", None),
+                              None if protected is None else int(coverage.covered.sum()))
+
+    def fit_mask(self, mask: np.ndarray, doc_offsets: np.ndarray, doc_ids=None,
+                 tokens_covered: int | None = None) -> Cleaner:
+        """Fit from a handled-token mask (uint8 per corpus token) computed elsewhere, e.g. by
+        another engine from the same phrases; allow and keep_first need fit() and the corpus.
+        tokens_covered: covered tokens before protection (for summary(); default the mask's)."""
+        params = self.params
+        params.validate()
+        self._forget_fitted()
+        self.params_ = params
+        return self._fit_mask(mask, doc_offsets, doc_ids, tokens_covered)
+
+    def _fit_mask(self, mask: np.ndarray, doc_offsets: np.ndarray, doc_ids,
+                  tokens_covered: int | None) -> Cleaner:
         self.mask_ = mask
-        self.doc_offsets_ = coverage.doc_offsets
-        self.doc_handled_ = kernels.count_per_document(self.mask_, coverage.doc_offsets)
-        doc_tokens = np.diff(coverage.doc_offsets)
+        self.doc_offsets_ = doc_offsets
+        self.tokens_covered_ = int(mask.sum()) if tokens_covered is None else tokens_covered
+        self.doc_handled_ = kernels.count_per_document(self.mask_, doc_offsets)
+        doc_tokens = np.diff(doc_offsets)
         self.doc_share_ = np.divide(self.doc_handled_, doc_tokens, out=np.zeros(len(doc_tokens)),
                                     where=doc_tokens > 0)
         self.dropped_ = (np.zeros(len(doc_tokens), dtype=bool) if self.params_.drop_above is None
                          else self.doc_share_ > self.params_.drop_above)
-        self.doc_ids_ = getattr(corpus, "doc_ids", None)
+        self.doc_ids_ = doc_ids
         return self
 
     def document(self, doc: int, text: str) -> tuple[str, list[list[int]], float]:
@@ -324,7 +342,7 @@ class Cleaner(Estimator):
             "documents_not_text": int(not_text.sum()),
             "tokens": int(self.doc_offsets_[-1]),
             "tokens_handled": int(handled.sum()),
-            "tokens_protected": int(self.coverage_.covered.sum() - self.mask_.sum()),
+            "tokens_protected": int(self.tokens_covered_ - self.mask_.sum()),
         }
 
 

@@ -47,27 +47,62 @@ def _as_corpus_arrays(corpus) -> tuple[np.ndarray, np.ndarray]:
     return tokens, doc_offsets
 
 
+class PhraseTables:
+    """The lookup tables of a phrase table, built once and applied to any tokens of the same
+    ids (a corpus, or one batch of documents after another: both tests below depend on a
+    document alone). `min_length`: also index the L-windows of the phrases (mined coverage)."""
+
+    def __init__(self, table: PhraseTable, min_length: int | None = None):
+        self.table = table
+        self.phrase_tokens = np.ascontiguousarray(table.tokens, dtype=np.uint32)
+        self.phrase_offsets = np.ascontiguousarray(table.offsets, dtype=np.int64)
+        lengths = table.lengths
+        if len(table) and lengths.min() < 1:
+            raise ParameterError("phrase table contains an empty phrase; remove it from the list")
+        self.k = int(lengths.min()) if len(table) else 0
+        if len(table):
+            slots, slot_hash, prefix_pos, phrase_prefix = kernels.build_prefix_table(
+                self.phrase_tokens, self.phrase_offsets, self.k)
+            group_offsets = np.zeros(len(prefix_pos) + 1, dtype=np.int64)
+            np.cumsum(np.bincount(phrase_prefix, minlength=len(prefix_pos)), out=group_offsets[1:])
+            self._prefixes = (slots, slot_hash, prefix_pos, group_offsets,
+                              np.argsort(phrase_prefix, kind="stable").astype(np.int64))
+        self.min_length = min_length
+        if min_length is not None:
+            self._windows = kernels.build_window_table(
+                self.phrase_tokens, self.phrase_offsets, min_length,
+                np.arange(len(table), dtype=np.int64))
+
+    def occurrences(self, tokens: np.ndarray, doc_offsets: np.ndarray) -> Occurrences:
+        """Every full occurrence of every phrase (overlaps included), in corpus order."""
+        if len(self.table) == 0:
+            empty = np.empty(0, dtype=np.int64)
+            return Occurrences(empty, empty, empty)
+        slots, slot_hash, prefix_pos, group_offsets, group_phrases = self._prefixes
+        phrase, doc, start = kernels.find_occurrences(
+            tokens, doc_offsets, self.k, slots, slot_hash, prefix_pos, group_offsets,
+            group_phrases, self.phrase_tokens, self.phrase_offsets)
+        return Occurrences(phrase, doc, start)
+
+    def mined(self, tokens: np.ndarray, doc_offsets: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, Occurrences]:
+        """(covered mask, covered tokens attributed to each phrase, full occurrences) with the
+        table in canonical order (index = attribution rank; module docstring)."""
+        occ = self.occurrences(tokens, doc_offsets)
+        lengths = self.table.lengths
+        in_full, by_full = kernels.cover_by_occurrences(
+            len(tokens), occ.start, lengths[occ.phrase].astype(np.int64), occ.phrase,
+            len(self.table))
+        slots, slot_hash, window_pos, window_owner = self._windows
+        covered, by_window = kernels.cover_by_windows(
+            tokens, doc_offsets, self.min_length, slots, slot_hash, window_pos, window_owner,
+            self.phrase_tokens, len(self.table), in_full)
+        return covered, by_full + by_window, occ
+
+
 def find_occurrences(corpus, table: PhraseTable) -> Occurrences:
     """Every full occurrence of every phrase of `table` in `corpus` (overlaps included)."""
-    empty = np.empty(0, dtype=np.int64)
-    lengths = table.lengths
-    if len(table) == 0:
-        return Occurrences(empty, empty, empty)
-    if lengths.min() < 1:
-        raise ParameterError("phrase table contains an empty phrase; remove it from the list")
-    tokens, doc_offsets = _as_corpus_arrays(corpus)
-    phrase_tokens = np.ascontiguousarray(table.tokens, dtype=np.uint32)
-    phrase_offsets = np.ascontiguousarray(table.offsets, dtype=np.int64)
-    k = int(lengths.min())
-    slots, slot_hash, prefix_pos, phrase_prefix = kernels.build_prefix_table(
-        phrase_tokens, phrase_offsets, k)
-    group_phrases = np.argsort(phrase_prefix, kind="stable").astype(np.int64)
-    group_offsets = np.zeros(len(prefix_pos) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(phrase_prefix, minlength=len(prefix_pos)), out=group_offsets[1:])
-    phrase, doc, start = kernels.find_occurrences(
-        tokens, doc_offsets, k, slots, slot_hash, prefix_pos, group_offsets, group_phrases,
-        phrase_tokens, phrase_offsets)
-    return Occurrences(phrase, doc, start)
+    return PhraseTables(table).occurrences(*_as_corpus_arrays(corpus))
 
 
 def phrases_from_texts(texts: Sequence[str], vocab: Sequence[str],
@@ -145,20 +180,9 @@ class Coverage:
                 f"phrase table has phrases shorter than min_length {min_length}; pass the "
                 "min_length used for mining")
         tokens, doc_offsets = _as_corpus_arrays(corpus)
-        occ = find_occurrences(corpus, table)
-        in_full, by_full = kernels.cover_by_occurrences(
-            len(tokens), occ.start, table.lengths[occ.phrase].astype(np.int64), occ.phrase,
-            len(table))
-        phrase_tokens = np.ascontiguousarray(table.tokens, dtype=np.uint32)
-        phrase_offsets = np.ascontiguousarray(table.offsets, dtype=np.int64)
-        rank = np.arange(len(table), dtype=np.int64)
-        slots, slot_hash, window_pos, window_owner = kernels.build_window_table(
-            phrase_tokens, phrase_offsets, min_length, rank)
-        covered, by_window = kernels.cover_by_windows(
-            tokens, doc_offsets, min_length, slots, slot_hash, window_pos, window_owner,
-            phrase_tokens, len(table), in_full)
+        covered, by_phrase, occ = PhraseTables(table, int(min_length)).mined(tokens, doc_offsets)
         return cls(covered, doc_offsets, kernels.count_per_document(covered, doc_offsets), table,
-                   by_full + by_window, occ, int(min_length), sigma, "mined")
+                   by_phrase, occ, int(min_length), sigma, "mined")
 
     @classmethod
     def from_miner(cls, miner, corpus) -> "Coverage":

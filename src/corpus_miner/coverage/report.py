@@ -123,8 +123,6 @@ class CoverageReport:
 
     def collect(self, batches: Iterable, doc_ids=None) -> "CoverageReport":
         """One pass over DocumentBatches of the original inputs (same order as the corpus)."""
-        from corpus_miner.corpus import token_spans
-
         cov = self.coverage
         wanted = self._wanted_examples()
         snippet_docs = set(int(d) for d in self.template_docs[:self.top])
@@ -137,30 +135,42 @@ class CoverageReport:
                 fields.update(dict.fromkeys(batch.records.schema.names))
             needed = [d for d in range(first, first + len(ids)) if d in wanted or d in snippet_docs]
             for d in needed:
-                text = batch.texts[d - first].as_py() or ""
-                self.doc_ids[d] = str(ids[d - first])
-                if d in snippet_docs:
-                    self.snippets[d] = _one_line(text[:400])
-                if d in wanted:
-                    starts, ends = token_spans(text)
-                    if len(starts) != cov.doc_offsets[d + 1] - cov.doc_offsets[d]:
-                        raise InputError(f"{batch.source}: document {ids[d - first]!r} changed "
-                                         "since the corpus was loaded; run again")
-                    for phrase, start, length in wanted[d]:
-                        s, e = int(starts[start]), int(ends[start + length - 1])
-                        c = self.context_chars
-                        self.contexts.setdefault(phrase, []).append({
-                            "doc": self.doc_ids[d],
-                            "before": _one_line(text[max(0, s - c):s]),
-                            "match": _one_line(text[s:e]),
-                            "after": _one_line(text[e:e + c]),
-                            "truncated_before": s - c > 0, "truncated_after": e + c < len(text)})
+                self.add_document(d, str(ids[d - first]), batch.texts[d - first].as_py() or "",
+                                  wanted.get(d, ()), batch.source)
         if self.group_by is not None:
             if fields and self.group_by[0] not in fields:
                 raise InputError(f"--group-by field {self.group_by[0]!r} is in no record "
                                  f"(fields: {', '.join(fields)})")
-            self.groups = self._group_figures(group_of_doc)
+            self.add_groups(group_of_doc)
         return self
+
+    def add_document(self, d: int, doc_id: str, text: str, examples, source: str) -> None:
+        """Snippet and example contexts of document d (its original text), for a report whose
+        figures another engine computed: examples are (phrase, token start in the document,
+        length) as _wanted_examples gives them."""
+        from corpus_miner.corpus import token_spans
+
+        cov = self.coverage
+        self.doc_ids[d] = doc_id
+        if d in self.template_docs[:self.top]:
+            self.snippets[d] = _one_line(text[:400])
+        if not examples:
+            return
+        starts, ends = token_spans(text)
+        if len(starts) != cov.doc_offsets[d + 1] - cov.doc_offsets[d]:
+            raise InputError(f"{source}: document {doc_id!r} changed since the corpus was "
+                             "loaded; run again")
+        for phrase, start, length in examples:
+            s, e = int(starts[start]), int(ends[start + length - 1])
+            c = self.context_chars
+            self.contexts.setdefault(phrase, []).append({
+                "doc": doc_id, "before": _one_line(text[max(0, s - c):s]),
+                "match": _one_line(text[s:e]), "after": _one_line(text[e:e + c]),
+                "truncated_before": s - c > 0, "truncated_after": e + c < len(text)})
+
+    def add_groups(self, group_of_doc: list[str]) -> None:
+        """Per-group figures from the group value of every document, in corpus order."""
+        self.groups = self._group_figures(group_of_doc)
 
     def _group_figures(self, group_of_doc: list[str]) -> list[dict]:
         cov = self.coverage

@@ -101,7 +101,7 @@ class SparkBloomSpan(Estimator):
         started = clock[0]
         try:
             tokenized = passes.tokenized(df, text_col)
-            vocab = passes.vocabulary(tokenized)
+            vocab, stats["documents"] = passes.vocabulary(tokenized)
             stats["frequent_words"] = len(vocab)
             lap("words")
             frequent_pairs, stats["frequent_bigrams"], stats["tokens"] = \

@@ -26,14 +26,18 @@ SPANS_TYPE = T.ArrayType(T.ArrayType(T.LongType(), False), False)
 _SPANS_ARROW = pa.list_(pa.list_(pa.int64()))
 
 
-def _shared_coverage(df: DataFrame, table: PhraseTable, min_length: int):
+def shipped_table(table: PhraseTable, min_length: int) -> tuple:
+    """A phrase table (canonical order) as picklable arrays for a broadcast."""
     vocab = table.vocab if isinstance(table.vocab, StringList) else \
         StringList.from_strings(table.vocab)
-    shipped = (table.tokens, table.offsets, vocab.offsets, vocab.data, int(min_length))
-    return shared_value(df.sparkSession, shipped)
+    return table.tokens, table.offsets, vocab.offsets, vocab.data, int(min_length)
 
 
-def _batch_coverage(shipped) -> BatchCoverage:
+def _shared_coverage(df: DataFrame, table: PhraseTable, min_length: int):
+    return shared_value(df.sparkSession, shipped_table(table, min_length))
+
+
+def batch_coverage(shipped) -> BatchCoverage:
     tokens, offsets, vocab_offsets, vocab_data, min_length = shipped
     zeros = np.zeros(len(offsets) - 1, np.int64)
     table = PhraseTable(tokens, offsets, zeros, zeros, StringList(vocab_offsets, vocab_data))
@@ -51,7 +55,7 @@ def coverage_frame(df: DataFrame, table: PhraseTable, min_length: int, text_col:
         T.StructField("junk_spans", SPANS_TYPE, False)]
 
     def cover(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        coverage = cached(shared, _batch_coverage)
+        coverage = cached(shared, batch_coverage)
         for batch in batches:
             texts = batch.column(text_col)
             found = coverage.documents(texts)
@@ -83,7 +87,7 @@ def cleaned_frame(df: DataFrame, table: PhraseTable, min_length: int, text_col: 
                                         T.StructField("junk_share", T.DoubleType(), False)])
 
     def clean(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        coverage = cached(shared, _batch_coverage)
+        coverage = cached(shared, batch_coverage)
         for batch in batches:
             texts = batch.column(text_col)
             found = coverage.documents(texts)

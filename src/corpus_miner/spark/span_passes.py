@@ -30,7 +30,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from corpus_miner._numba.keyset import KeySet
-from corpus_miner.dedup.bloom import bloom_size
+from corpus_miner.dedup.bloom import BloomFilter, bloom_size
 from corpus_miner.io.strings import StringList
 from corpus_miner.phrases.distributed import stages
 from corpus_miner.phrases.distributed.encode import (
@@ -40,7 +40,7 @@ from corpus_miner.phrases.distributed.encode import (
 )
 from corpus_miner.phrases.distributed.stages import Plan, Round
 from corpus_miner.phrases.distributed.windows import pack_arrays, unpack_arrays
-from corpus_miner.spark.filters import _shipped, _unshipped, build_filters
+from corpus_miner.spark.filters import build_filters
 
 ROWS = "kind int, bucket int, stage int, tokens long, blob binary, word string, df long"
 TABLE, KEYED, WORDS = 0, 1, 2
@@ -172,17 +172,24 @@ class Passes:
             words = counted.words()
             yield _rows(WORDS, [], words=words.column("word").cast(pa.string()),
                         df=words.column("df"))
+            # no token is empty: the empty word carries the partition's document count
+            yield _rows(WORDS, [], words=[""], df=[counted.documents])
             yield _keyed_rows(stages.keyed_blobs(counted.pairs(), "key", plan.buckets),
                               counted.tokens)
 
         return self.keep(df.select(text_col).mapInArrow(tokenize, ROWS))
 
-    def vocabulary(self, rows: DataFrame) -> StringList:
-        """The words in >= sigma documents (one aggregation keyed by the word), in byte order."""
+    def vocabulary(self, rows: DataFrame) -> tuple[StringList, int]:
+        """(the words in >= sigma documents, in byte order; the number of documents) from one
+        aggregation keyed by the word (the empty word carries the document counts)."""
         counted = rows.filter(F.col("kind") == WORDS).groupBy("word") \
-            .agg(F.sum("df").alias("df")).filter(F.col("df") >= self.plan.sigma).toArrow()
-        return frequent_vocabulary(counted.column("word").combine_chunks(),
-                                   counted.column("df").to_numpy(), self.plan.sigma)
+            .agg(F.sum("df").alias("df")) \
+            .filter((F.col("df") >= self.plan.sigma) | (F.col("word") == "")).toArrow()
+        word = counted.column("word").combine_chunks()
+        df = counted.column("df").to_numpy()
+        empty = pc.equal(word, "").to_numpy(zero_copy_only=False)
+        vocab = frequent_vocabulary(word.filter(pa.array(~empty)), df[~empty], self.plan.sigma)
+        return vocab, int(df[empty].sum())
 
     def frequent_pairs(self, rows: DataFrame) -> tuple[tuple, int, int]:
         """(key set of the bigram fingerprints in >= sigma documents, their number, tokens)."""
@@ -362,7 +369,7 @@ class Passes:
             return np.concatenate(parts + [np.zeros(0, np.uint64)])
 
         bloom = build_filters(rows.select(column), keys_of, num_bits, num_hashes)[0]
-        return ("bloom", _shipped(bloom)), n_keys
+        return ("bloom", bloom.num_bits, bloom.num_hashes, bloom.bits.tobytes()), n_keys
 
 
 def _routed(batches: list, plan: Plan, spec: Round) -> Iterator[pa.RecordBatch]:
@@ -414,6 +421,7 @@ def _membership(spec: tuple) -> Callable[[np.ndarray], np.ndarray]:
     kind = spec[0]
     if kind == "exact":
         return KeySet(spec[1])
-    if kind == "bloom":
-        return _unshipped(spec[1]).contains
+    if kind == "bloom":  # read-only: the bits stay in the broadcast's buffer
+        _, num_bits, num_hashes, raw = spec
+        return BloomFilter(num_bits, num_hashes, np.frombuffer(raw, np.uint8)).contains
     return lambda keys: np.ones(len(keys), dtype=bool)

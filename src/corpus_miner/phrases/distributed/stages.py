@@ -129,10 +129,12 @@ class PartitionCounts:
         self._docs = 0
         self._pairs: list[tuple[np.ndarray, np.ndarray]] = []
         self.tokens = 0
+        self.documents = 0
 
     def add(self, local: LocalBatch) -> None:
         batch = local.batch
         self.tokens += len(batch.tokens)
+        self.documents += batch.n_docs
         self._words.add(local.vocab, local.word_df)
         if self._docs + batch.n_docs >= 1 << counts.PAIR_DOC_BITS:
             self._flush_pairs()

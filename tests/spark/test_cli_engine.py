@@ -1,0 +1,89 @@
+"""`--engine spark`: phrases, report, clean and dedup write the local engine's outputs byte for
+byte (through corpus_miner.cli.main, on the shared test session)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pyspark")
+pytest.importorskip("pandas")
+
+from corpus_miner import synth  # noqa: E402
+from corpus_miner.cli import main  # noqa: E402
+
+PARAMS = ["--sigma", "4", "--min-length", "5"]
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    """Web pages in three inputs: a JSONL file without ids (row numbers), a JSONL.gz file and a
+    Parquet file; order and ids must survive across them."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path_factory.mktemp("engine")
+    docs = synth.web(90, n_sites=4, vocabulary=300, mean_body_words=40, seed=3)
+    pages = [{"id": f"p{i}", "url": f"https://site{i % 4}.example/{i}", "text": " ".join(d)}
+             for i, d in enumerate(docs)]
+    pages[7]["text"] = pages[3]["text"]  # a copy for dedup to find
+    first = folder / "a.jsonl"
+    first.write_text("".join(json.dumps({k: v for k, v in page.items() if k != "id"}) + "\n"
+                             for page in pages[:30]), encoding="utf-8")
+    import gzip
+
+    second = folder / "b.jsonl.gz"
+    with gzip.open(second, "wt", encoding="utf-8") as out:
+        out.writelines(json.dumps(page) + "\n" for page in pages[30:60])
+    third = folder / "c.parquet"
+    pq.write_table(pa.Table.from_pylist(pages[60:]), third)
+    return [str(first), str(second), str(third)]
+
+
+def both(args: list[str], outputs: list, tmp_path) -> list[tuple[bytes, bytes]]:
+    """Run the command with each engine; the bytes of each output file per engine."""
+    found = []
+    for engine in ("local", "spark"):
+        named = [str(tmp_path / f"{engine}-{name}") for name in outputs]
+        command = [part.format(*named) for part in args]
+        extra = ["--engine", "spark", "--master", "local[2]"] if engine == "spark" else []
+        assert main(command + extra) == 0
+        found.append([Path(path).read_bytes() for path in named])
+    return list(zip(*found))
+
+
+def test_phrases_and_report_are_byte_identical(inputs, tmp_path):
+    for local, spark in both(["phrases", *inputs, *PARAMS, "-o", "{0}"], ["p.tsv"], tmp_path):
+        assert local == spark and local.count(b"\n") > 5
+    report = ["report", *inputs, *PARAMS, "-o", "{0}", "--json", "{1}", "--group-by",
+              "url:host", "--examples", "2", "--top", "5"]
+    (html_local, html_spark), (json_local, json_spark) = both(report, ["r.html", "r.json"],
+                                                              tmp_path)
+    assert json_local == json_spark
+    assert html_local == html_spark
+    data = json.loads(json_local)
+    assert data["hogs_by_psi"][0]["examples"] and len(data["groups"]) == 4
+
+
+@pytest.mark.parametrize("mode", ["remove", "annotate"])
+def test_clean_writes_the_same_records(inputs, tmp_path, mode):
+    command = ["clean", *inputs, *PARAMS, "-o", "{0}", "--mode", mode, "--drop-above", "0.95"]
+    ((local, spark),) = both(command, ["c.jsonl"], tmp_path)
+    assert local == spark and local.count(b"\n") > 50
+
+
+def test_dedup_writes_the_same_records(inputs, tmp_path):
+    ((local, spark),) = both(["dedup", *inputs, "-o", "{0}", "--annotate", "--num-perm", "64",
+                              "--threshold", "0.5"], ["d.jsonl"], tmp_path)
+    assert local == spark
+
+
+def test_refusals_are_one_line(inputs, tmp_path, capsys):
+    spark = ["--engine", "spark", "--master", "local[2]"]
+    assert main(["clean", *inputs, *PARAMS, "-o", str(tmp_path / "x.jsonl"), "--keep-first",
+                 *spark]) == 2
+    assert "--keep-first is not available with --engine spark" in capsys.readouterr().err
+    assert main(["phrases", str(tmp_path / "missing.jsonl"), *spark]) == 2
+    assert "no such file or directory" in capsys.readouterr().err
