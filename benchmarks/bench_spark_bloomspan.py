@@ -18,7 +18,8 @@ over all stages (Spark's REST API at the end of the run). `identical` compares t
 byte for byte. Columns of benchmarks/results/bench_spark_bloomspan.csv:
 
   dataset, tokens, documents, sigma, min_length, engine, seconds (whole process),
-  fit_seconds (Spark: fit alone; local: the miner's own total), peak_rss_mb (process tree),
+  fit_seconds (Spark: fit alone; local: the miner's own total), task_seconds (Spark: the run
+  time of all tasks, summed: what a cluster's executors spend), peak_rss_mb (process tree),
   driver_rss_mb, jvm_rss_mb, workers_rss_mb, shuffle_bytes, shuffle_bytes_per_token, rounds,
   phrases, identical, stage_seconds (JSON: seconds per stage of the fit), stats (JSON)
 
@@ -42,9 +43,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 COLUMNS = ["dataset", "tokens", "documents", "sigma", "min_length", "engine", "seconds",
-           "fit_seconds", "peak_rss_mb", "driver_rss_mb", "jvm_rss_mb", "workers_rss_mb",
-           "shuffle_bytes", "shuffle_bytes_per_token", "rounds", "phrases", "identical",
-           "stage_seconds", "stats"]
+           "fit_seconds", "task_seconds", "peak_rss_mb", "driver_rss_mb", "jvm_rss_mb",
+           "workers_rss_mb", "shuffle_bytes", "shuffle_bytes_per_token", "rounds", "phrases",
+           "identical", "stage_seconds", "stats"]
 
 
 # -- the Spark run, in its own process ----------------------------------------------------------
@@ -75,9 +76,12 @@ def spark_worker(inputs: list[str], sigma: int, min_length: int, master: str,
     with urllib.request.urlopen(f"{ui}/api/v1/applications/{app}/stages?status=complete") as r:
         stages = json.load(r)
     shuffle = sum(stage.get("shuffleWriteBytes", 0) for stage in stages)
+    task_seconds = sum(stage.get("executorRunTime", 0) for stage in stages) / 1000
+    cpu_seconds = sum(stage.get("executorCpuTime", 0) for stage in stages) / 1e9
     Path(report).write_text(json.dumps({
         "fit_seconds": fit_seconds, "seconds_in_process": time.perf_counter() - started,
-        "shuffle_bytes": shuffle, "stats": model.stats_}))
+        "shuffle_bytes": shuffle, "task_seconds": task_seconds, "jvm_cpu_seconds": cpu_seconds,
+        "stats": model.stats_}))
     spark.stop()
 
 
@@ -161,12 +165,13 @@ def measure(dataset: str, inputs: list[str], sigma: int, min_length: int, args,
             "min_length": min_length, "identical": identical, "phrases": stats["phrases"]}
     return [
         {**base, "engine": "local", "seconds": round(local_seconds, 2),
-         "fit_seconds": round(stats["seconds_total"], 2),
+         "fit_seconds": round(stats["seconds_total"], 2), "task_seconds": "",
          "peak_rss_mb": round(local_peaks["tree"]), "driver_rss_mb": round(local_peaks["driver"]),
          "jvm_rss_mb": 0, "workers_rss_mb": 0, "shuffle_bytes": 0, "shuffle_bytes_per_token": 0,
          "rounds": "", "stage_seconds": json.dumps(stats.get("seconds", {})), "stats": ""},
         {**base, "engine": "spark", "seconds": round(spark_seconds, 2),
          "fit_seconds": round(report["fit_seconds"], 2),
+         "task_seconds": round(report["task_seconds"], 1),
          "peak_rss_mb": round(spark_peaks["tree"]), "driver_rss_mb": round(spark_peaks["driver"]),
          "jvm_rss_mb": round(spark_peaks["jvm"]), "workers_rss_mb": round(spark_peaks["workers"]),
          "shuffle_bytes": report["shuffle_bytes"],
@@ -229,7 +234,7 @@ def main() -> None:
             for sigma, min_length in settings:
                 found = measure(dataset, inputs, sigma, min_length, args, Path(tmp))
                 for row in found:
-                    print(json.dumps({k: row[k] for k in COLUMNS[:17]}), flush=True)
+                    print(json.dumps({k: row[k] for k in COLUMNS[:18]}), flush=True)
                 rows += found
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
