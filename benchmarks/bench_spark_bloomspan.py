@@ -19,7 +19,10 @@ byte for byte. Columns of benchmarks/results/bench_spark_bloomspan.csv:
 
   dataset, tokens, documents, sigma, min_length, engine, seconds (whole process),
   fit_seconds (Spark: fit alone; local: the miner's own total), task_seconds (Spark: the run
-  time of all tasks, summed: what a cluster's executors spend), peak_rss_mb (process tree),
+  time of all tasks, summed: what a cluster's executors spend), cpu_seconds (user + system CPU
+  of the whole process tree), load_before and load_during (the machine's 1-minute load average
+  just before the run and its mean while it ran: the run's own processes included, so on this
+  2-core machine anything above ~2 is other users' work), peak_rss_mb (process tree),
   driver_rss_mb, jvm_rss_mb, workers_rss_mb, shuffle_bytes, shuffle_bytes_per_token, rounds,
   phrases, identical, stage_seconds (JSON: seconds per stage of the fit), stats (JSON)
 
@@ -43,8 +46,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 COLUMNS = ["dataset", "tokens", "documents", "sigma", "min_length", "engine", "seconds",
-           "fit_seconds", "task_seconds", "peak_rss_mb", "driver_rss_mb", "jvm_rss_mb",
-           "workers_rss_mb", "shuffle_bytes", "shuffle_bytes_per_token", "rounds", "phrases",
+           "fit_seconds", "task_seconds", "cpu_seconds", "load_before", "load_during",
+           "peak_rss_mb", "driver_rss_mb", "jvm_rss_mb", "workers_rss_mb", "shuffle_bytes", "shuffle_bytes_per_token", "rounds", "phrases",
            "identical", "stage_seconds", "stats"]
 
 
@@ -88,13 +91,16 @@ def spark_worker(inputs: list[str], sigma: int, min_length: int, master: str,
 # -- sampling a process tree -------------------------------------------------------------------
 class TreeSampler:
     """Peak RSS of a process and its descendants, also split by kind (Python driver, JVM, Python
-    workers), sampled every `interval` seconds."""
+    workers), their CPU seconds and the machine's load average, sampled every `interval` seconds.
+    A process's CPU time is its last sample (a short-lived child can lose up to one interval)."""
 
     def __init__(self, pid: int, interval: float = 0.2):
         import psutil
 
         self.root = psutil.Process(pid)
         self.peaks = {"tree": 0.0, "driver": 0.0, "jvm": 0.0, "workers": 0.0}
+        self.cpu: dict[int, float] = {}
+        self.loads: list[float] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(interval,), daemon=True)
         self._thread.start()
@@ -110,8 +116,10 @@ class TreeSampler:
                     try:
                         rss = proc.memory_info().rss / 2**20
                         name = proc.name()
+                        times = proc.cpu_times()
                     except psutil.Error:
                         continue
+                    self.cpu[proc.pid] = times.user + times.system
                     sizes["tree"] += rss
                     if proc.pid == self.root.pid:
                         sizes["driver"] += rss
@@ -121,6 +129,7 @@ class TreeSampler:
                         sizes["workers"] += rss
                 for key, value in sizes.items():
                     self.peaks[key] = max(self.peaks[key], value)
+                self.loads.append(os.getloadavg()[0])
             except psutil.Error:
                 pass
             self._stop.wait(interval)
@@ -128,15 +137,17 @@ class TreeSampler:
     def stop(self) -> dict:
         self._stop.set()
         self._thread.join()
-        return self.peaks
+        return {**self.peaks, "cpu_seconds": sum(self.cpu.values()),
+                "load_during": sum(self.loads) / max(len(self.loads), 1)}
 
 
 def run_sampled(command: list[str], env: dict | None = None) -> tuple[float, dict]:
+    load_before = os.getloadavg()[0]
     started = time.perf_counter()
     proc = subprocess.Popen(command, env=env)
     sampler = TreeSampler(proc.pid)
     code = proc.wait()
-    peaks = sampler.stop()
+    peaks = {**sampler.stop(), "load_before": load_before}
     if code != 0:
         raise SystemExit(f"{' '.join(command)} failed with exit code {code}")
     return time.perf_counter() - started, peaks
@@ -146,8 +157,9 @@ def measure(dataset: str, inputs: list[str], sigma: int, min_length: int, args,
             work: Path) -> list[dict]:
     local_out, spark_out = work / "local.tsv", work / "spark.tsv"
     local_stats, spark_report = work / "local.json", work / "spark.json"
-    local_cmd = [sys.executable, "-c", "import sys; from corpus_miner.cli import entry_point; "
-                 "sys.argv[0] = 'corpus-miner'; entry_point()", "phrases", *inputs, "--sigma",
+    cli = ("import sys; from corpus_miner.cli import entry_point; "
+           "sys.argv[0] = 'corpus-miner'; entry_point()")
+    local_cmd = [sys.executable, "-c", cli, "phrases", *inputs, "--sigma",
                  str(sigma), "--min-length", str(min_length), "-o", str(local_out), "--stats",
                  str(local_stats)]
     local_seconds, local_peaks = run_sampled(local_cmd)
@@ -163,13 +175,18 @@ def measure(dataset: str, inputs: list[str], sigma: int, min_length: int, args,
     spark_stats = report["stats"]
     base = {"dataset": dataset, "tokens": tokens, "documents": documents, "sigma": sigma,
             "min_length": min_length, "identical": identical, "phrases": stats["phrases"]}
+    def machine(peaks: dict) -> dict:
+        return {"cpu_seconds": round(peaks["cpu_seconds"], 1),
+                "load_before": round(peaks["load_before"], 2),
+                "load_during": round(peaks["load_during"], 2)}
+
     return [
-        {**base, "engine": "local", "seconds": round(local_seconds, 2),
+        {**base, **machine(local_peaks), "engine": "local", "seconds": round(local_seconds, 2),
          "fit_seconds": round(stats["seconds_total"], 2), "task_seconds": "",
          "peak_rss_mb": round(local_peaks["tree"]), "driver_rss_mb": round(local_peaks["driver"]),
          "jvm_rss_mb": 0, "workers_rss_mb": 0, "shuffle_bytes": 0, "shuffle_bytes_per_token": 0,
          "rounds": "", "stage_seconds": json.dumps(stats.get("seconds", {})), "stats": ""},
-        {**base, "engine": "spark", "seconds": round(spark_seconds, 2),
+        {**base, **machine(spark_peaks), "engine": "spark", "seconds": round(spark_seconds, 2),
          "fit_seconds": round(report["fit_seconds"], 2),
          "task_seconds": round(report["task_seconds"], 1),
          "peak_rss_mb": round(spark_peaks["tree"]), "driver_rss_mb": round(spark_peaks["driver"]),
@@ -234,7 +251,7 @@ def main() -> None:
             for sigma, min_length in settings:
                 found = measure(dataset, inputs, sigma, min_length, args, Path(tmp))
                 for row in found:
-                    print(json.dumps({k: row[k] for k in COLUMNS[:18]}), flush=True)
+                    print(json.dumps({k: row[k] for k in COLUMNS[:COLUMNS.index("stage_seconds")]}), flush=True)
                 rows += found
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
