@@ -1,11 +1,12 @@
 """SparkBloomSpan vs the local engine: time, peak memory, shuffle bytes, same answer.
 
-    python benchmarks/bench_spark_bloomspan.py --docs /work/corpora --web /work/data/big1b \\
-        --web-parts 3 [--settings 20:10,3:5] [--master local[2]] [--driver-memory 8g]
+    python benchmarks/bench_spark_bloomspan.py [--docs DIR] --web BIG --web-parts 3 \\
+        [--settings 20:10,3:5] [--master local[2]] [--driver-memory 8g]
 
-Datasets: every documentation corpus of --docs (*.jsonl.gz, read together) and the first
---web-parts Parquet parts of --web (generated web pages, `python shared/tools/gen_big.py DIR
-1e9`, or `corpus-miner generate web`). For each dataset and (sigma, min_length):
+Datasets: every documentation corpus of --docs (*.jsonl.gz, read together; by default the folder
+`benchmarks/corpora/build_corpora.sh data/corpora` builds, see data_paths.py) and the first
+--web-parts Parquet parts of --web (generated web pages: `python benchmarks/gen_big.py BIG 1e9`).
+--no-docs skips the documentation corpora. For each dataset and (sigma, min_length):
 
 * local: `corpus-miner phrases INPUT... --sigma S --min-length L -o local.tsv` as one process;
 * spark: one process that starts a local Spark session, reads the inputs with Spark
@@ -44,6 +45,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from data_paths import CORPORA
+
 RESULTS = HERE / "results"
 COLUMNS = ["dataset", "tokens", "documents", "sigma", "min_length", "engine", "seconds",
            "fit_seconds", "task_seconds", "cpu_seconds", "load_before", "load_during",
@@ -230,7 +234,9 @@ def main() -> None:
         spark_worker(*json.loads(sys.argv[2]))
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--docs", help="folder of the documentation corpora (*.jsonl.gz)")
+    parser.add_argument("--docs", default=str(CORPORA),
+                        help="folder of the documentation corpora (*.jsonl.gz)")
+    parser.add_argument("--no-docs", action="store_true")
     parser.add_argument("--web", help="folder of generated web pages (*.parquet)")
     parser.add_argument("--web-parts", type=int, default=3)
     parser.add_argument("--settings", default="20:10,3:5")
@@ -240,8 +246,12 @@ def main() -> None:
     args = parser.parse_args()
     settings = [tuple(int(x) for x in item.split(":")) for item in args.settings.split(",")]
     datasets = []
-    if args.docs:
-        datasets.append(("docs", sorted(glob.glob(os.path.join(args.docs, "*.jsonl.gz")))))
+    if not args.no_docs:
+        docs = sorted(glob.glob(os.path.join(args.docs, "*.jsonl.gz")))
+        if not docs:
+            raise SystemExit(f"no *.jsonl.gz in {args.docs}: build the corpora with "
+                             f"`benchmarks/corpora/build_corpora.sh {args.docs}`")
+        datasets.append(("docs", docs))
     if args.web:
         parts = sorted(glob.glob(os.path.join(args.web, "*.parquet")))[:args.web_parts]
         datasets.append((f"web{len(parts)}", parts))
