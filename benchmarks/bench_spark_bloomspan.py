@@ -46,13 +46,13 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from data_paths import CORPORA
+from data_paths import CORPORA  # noqa: E402
 
 RESULTS = HERE / "results"
 COLUMNS = ["dataset", "tokens", "documents", "sigma", "min_length", "engine", "seconds",
            "fit_seconds", "task_seconds", "cpu_seconds", "load_before", "load_during",
-           "peak_rss_mb", "driver_rss_mb", "jvm_rss_mb", "workers_rss_mb", "shuffle_bytes", "shuffle_bytes_per_token", "rounds", "phrases",
-           "identical", "stage_seconds", "stats"]
+           "peak_rss_mb", "driver_rss_mb", "jvm_rss_mb", "workers_rss_mb", "shuffle_bytes",
+           "shuffle_bytes_per_token", "rounds", "phrases", "identical", "stage_seconds", "stats"]
 
 
 # -- the Spark run, in its own process ----------------------------------------------------------
@@ -220,7 +220,8 @@ def plot(rows: list[dict], path: Path) -> None:
         axes[1].bar(xs, [float(chosen[label]["peak_rss_mb"]) for label in labels], width,
                     label=engine)
     names = [f"{d}\nσ{s}/L{m}" for d, s, m in labels]
-    for ax, title in zip(axes, ("whole-process seconds", "peak RSS of the process tree (MB)")):
+    titles = ("whole-process seconds", "peak RSS of the process tree (MB)")
+    for ax, title in zip(axes, titles, strict=True):
         ax.set_xticks(range(len(labels)))
         ax.set_xticklabels(names, fontsize=8)
         ax.set_title(title)
@@ -261,7 +262,8 @@ def main() -> None:
             for sigma, min_length in settings:
                 found = measure(dataset, inputs, sigma, min_length, args, Path(tmp))
                 for row in found:
-                    print(json.dumps({k: row[k] for k in COLUMNS[:COLUMNS.index("stage_seconds")]}), flush=True)
+                    shown = COLUMNS[:COLUMNS.index("stage_seconds")]
+                    print(json.dumps({k: row[k] for k in shown}), flush=True)
                 rows += found
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -51,7 +51,7 @@ def both(args: list[str], outputs: list, tmp_path) -> list[tuple[bytes, bytes]]:
         extra = ["--engine", "spark", "--master", "local[2]"] if engine == "spark" else []
         assert main(command + extra) == 0
         found.append([Path(path).read_bytes() for path in named])
-    return list(zip(*found))
+    return list(zip(*found, strict=True))
 
 
 def test_phrases_and_report_are_byte_identical(inputs, tmp_path):

@@ -12,10 +12,10 @@ executor (local mode, or a shared file system).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -91,8 +91,9 @@ def documents_frame(spark, inputs, text_field: str = "text", id_field: str = "id
                     names=["unit", "row", "id", "text", "grp"])
 
     def as_arrow(batches):
-        return read(((row[0], row[1]) for batch in batches
-                     for row in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist())))
+        return read((row[0], row[1]) for batch in batches
+                     for row in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(),
+                                    strict=True))
 
     units_df = spark.createDataFrame(rows, "unit int, path string")
     return units_df.mapInArrow(as_arrow, DOCUMENTS)
@@ -171,7 +172,8 @@ def document_figures(docs: DataFrame, table: PhraseTable, min_length: int,
     runs = None
     if with_runs:
         runs = [np.zeros((0, 2), np.int64) if raw is None else
-                unpack_arrays(raw)["runs"].reshape(-1, 2) for raw in found.column("runs").to_pylist()]
+                unpack_arrays(raw)["runs"].reshape(-1, 2)
+                for raw in found.column("runs").to_pylist()]
     return DocumentFigures(found.column("tokens").to_numpy(), found.column("covered").to_numpy(),
                            found.column("id").to_pylist(), found.column("grp").to_pylist(), runs,
                            attribution, np.cumsum(unit_offsets)[:-1])

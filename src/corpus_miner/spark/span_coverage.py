@@ -8,7 +8,7 @@ every input column.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -60,7 +60,7 @@ def coverage_frame(df: DataFrame, table: PhraseTable, min_length: int, text_col:
             texts = batch.column(text_col)
             found = coverage.documents(texts)
             spans = [junk_spans(text or "", runs)
-                     for text, runs in zip(texts.to_pylist(), found.runs)]
+                     for text, runs in zip(texts.to_pylist(), found.runs, strict=True)]
             columns = {name: batch.column(name) for name in kept}
             columns.update(tokens=pa.array(found.tokens, pa.int64()),
                            tokens_covered=pa.array(found.covered, pa.int64()),
@@ -93,7 +93,8 @@ def cleaned_frame(df: DataFrame, table: PhraseTable, min_length: int, text_col: 
             found = coverage.documents(texts)
             originals = texts.to_pylist()
             if mode == "annotate":
-                spans = [junk_spans(text or "", runs) for text, runs in zip(originals, found.runs)]
+                spans = [junk_spans(text or "", runs)
+                         for text, runs in zip(originals, found.runs, strict=True)]
                 share = np.divide(found.covered, found.tokens, out=np.zeros(len(found.tokens)),
                                   where=found.tokens > 0)
                 columns = {name: batch.column(name) for name in names
@@ -103,7 +104,7 @@ def cleaned_frame(df: DataFrame, table: PhraseTable, min_length: int, text_col: 
                 yield pa.RecordBatch.from_pydict(columns)
                 continue
             new = [text if text is None else cleaned_text(text, runs, mode, mask_text)
-                   for text, runs in zip(originals, found.runs)]
+                   for text, runs in zip(originals, found.runs, strict=True)]
             column = pa.array(new, texts.type)
             yield batch.set_column(names.index(text_col), batch.schema.field(text_col), column)
 

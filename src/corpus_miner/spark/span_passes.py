@@ -20,7 +20,7 @@ key sets (exact up to EXACT_KEYS, Bloom filters beyond), deferred keys and phras
 from __future__ import annotations
 
 import uuid
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -310,8 +310,8 @@ class Passes:
         def reduce(group: pa.Table) -> pa.Table:
             stage = group.column("stage").to_numpy()
             blobs = group.column("blob").to_pylist()
-            final = [b for b, s in zip(blobs, stage) if s == stages.FINAL and b]
-            partial = [b for b, s in zip(blobs, stage) if s == stages.PARTIAL and b]
+            final = [b for b, s in zip(blobs, stage, strict=True) if s == stages.FINAL and b]
+            partial = [b for b, s in zip(blobs, stage, strict=True) if s == stages.PARTIAL and b]
             phrases, later, forwarded = stages.reduce_round(final, partial, plan, spec())
             return _reduced(phrases, later, forwarded, _tokens(group))
 
@@ -328,8 +328,8 @@ class Passes:
             kinds = collected.column("kind").to_numpy()
         self.release(reduced)
         blobs = collected.column("blob").to_pylist()
-        pieces = [unpack_arrays(b) for b, k in zip(blobs, kinds) if k == PHRASES]
-        later = [unpack_arrays(b) for b, k in zip(blobs, kinds) if k == DEFERRED]
+        pieces = [unpack_arrays(b) for b, k in zip(blobs, kinds, strict=True) if k == PHRASES]
+        later = [unpack_arrays(b) for b, k in zip(blobs, kinds, strict=True) if k == DEFERRED]
         keys = np.concatenate([p["keys"] for p in later] + [np.zeros(0, np.uint64)])
         occ = np.concatenate([p["occurrences"] for p in later] + [np.zeros(0, np.int64)])
         tokens = int(collected.column("tokens").to_numpy()[kinds == TOKENS].sum())

@@ -76,7 +76,8 @@ def fingerprint_mask(bits: int) -> np.uint64:
 
 PAIR_DOC_BITS = 24
 """Bigrams are counted as (fingerprint of the pair's two word hashes, document) packed into one
-uint64: 40 bits of fingerprint, 24 bits of document number within a flush (stages.PartitionCounts)."""
+uint64: 40 bits of fingerprint, 24 bits of document number within a flush
+(stages.PartitionCounts)."""
 
 
 @njit(cache=True, inline="always")

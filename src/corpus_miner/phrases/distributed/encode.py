@@ -12,9 +12,10 @@ to the exact corpus df.
    phrase contains (its df is below sigma) and which is no left neighbour either.
 4. `compact_runs` keeps only runs of >= min_length tokens whose adjacent pairs pass a test (both
    words frequent and the bigram in the frequent-bigram set, stages.encode_batch) and separates
-   the runs by one BREAK. A frequent phrase of length >= min_length has only frequent words and frequent bigrams,
-   so each of its occurrences lies inside one kept run; its left neighbour is dropped only when the
-   pair (left, first word) fails the test, and then no left extension of it can be frequent either.
+   the runs by one BREAK. A frequent phrase of length >= min_length has only frequent words and
+   frequent bigrams, so each of its occurrences lies inside one kept run; its left neighbour is
+   dropped only when the pair (left, first word) fails the test, and then no left extension of it
+   can be frequent either.
    Positions are renumbered, which the miner never looks at (coverage re-reads the texts).
 """
 

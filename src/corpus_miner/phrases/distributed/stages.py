@@ -9,8 +9,8 @@ a sum over disjoint sets of documents, so any grouping of partitions gives the s
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -212,7 +212,7 @@ def keyed_blobs(arrays: dict[str, np.ndarray], key: str, n_buckets: int
     order = np.argsort(bucket)
     bucket = bucket[order]
     bounds = np.flatnonzero(np.concatenate(([True], bucket[1:] != bucket[:-1], [True])))
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
         rows = order[lo:hi]
         yield int(bucket[lo]), pack_arrays({name: a[rows] for name, a in arrays.items()})
 

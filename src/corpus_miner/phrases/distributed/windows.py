@@ -379,7 +379,7 @@ def merge_summaries(parts: list[Summary]) -> Summary:
         return parts[0]
     tokens = np.concatenate([p.tokens for p in parts])
     base = np.cumsum([0] + [len(p.tokens) for p in parts[:-1]])
-    starts = np.concatenate([p.offsets[:-1] + b for p, b in zip(parts, base)])
+    starts = np.concatenate([p.offsets[:-1] + b for p, b in zip(parts, base, strict=True)])
     lengths = np.concatenate([np.diff(p.offsets) for p in parts])
     order = sort_windows(tokens, starts, lengths)
     lcp = adjacent_lcp(tokens, starts, lengths, order)
@@ -395,7 +395,8 @@ def merge_summaries(parts: list[Summary]) -> Summary:
     shift = np.cumsum([0] + [p.n_windows for p in parts[:-1]])
 
     def cat(name: str, remap: bool = False) -> np.ndarray:
-        arrays = [getattr(p, name) + (s if remap else 0) for p, s in zip(parts, shift)]
+        arrays = [getattr(p, name) + (s if remap else 0)
+                  for p, s in zip(parts, shift, strict=True)]
         joined = np.concatenate(arrays)
         return rank[joined] if remap else joined
 
