@@ -208,12 +208,14 @@ def plot(rows: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = sorted({(r["dataset"], r["sigma"], r["min_length"]) for r in rows})
+    def label(row: dict) -> tuple:  # rows read back from the CSV hold strings
+        return row["dataset"], int(row["sigma"]), int(row["min_length"])
+
+    labels = sorted({label(r) for r in rows})
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     width = 0.38
     for i, engine in enumerate(("local", "spark")):
-        chosen = {(r["dataset"], r["sigma"], r["min_length"]): r for r in rows
-                  if r["engine"] == engine}
+        chosen = {label(r): r for r in rows if r["engine"] == engine}
         xs = [j + (i - 0.5) * width for j in range(len(labels))]
         axes[0].bar(xs, [float(chosen[label]["seconds"]) for label in labels], width,
                     label=engine)
@@ -244,6 +246,8 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--driver-memory", default="8g")
     parser.add_argument("--out", default=str(RESULTS / "bench_spark_bloomspan.csv"))
+    parser.add_argument("--append", action="store_true",
+                        help="add the rows to --out (the plot shows all of them)")
     args = parser.parse_args()
     settings = [tuple(int(x) for x in item.split(":")) for item in args.settings.split(",")]
     datasets = []
@@ -267,6 +271,9 @@ def main() -> None:
                 rows += found
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    if args.append and out.exists():
+        with open(out, newline="") as f:
+            rows = list(csv.DictReader(f)) + rows
     with open(out, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=COLUMNS)
         writer.writeheader()
