@@ -175,7 +175,7 @@ def run_clean(args: argparse.Namespace) -> int:
 def run_dedup(args: argparse.Namespace) -> int:
     from pyspark.sql import functions as F
 
-    from corpus_miner.cli.dedup import _output_table, _read
+    from corpus_miner.cli.dedup import _read, _selection
     from corpus_miner.dedup.result import DedupResult
     from corpus_miner.io import ReadStats, write_records
     from corpus_miner.spark import SparkLSHBloom, documents
@@ -214,7 +214,7 @@ def run_dedup(args: argparse.Namespace) -> int:
         for batch in _read(args, stats, "writing"):
             part = answer.part(start, start + len(batch))
             start += len(batch)
-            yield _output_table(batch.records, part, args.annotate)
+            yield _selection(batch, part, args.annotate)
 
     written = write_records(tables(), args.output)
     if args.save_index:
