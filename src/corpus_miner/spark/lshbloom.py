@@ -166,7 +166,7 @@ class SparkLSHBloom(Estimator):
 
     # -- fit ---------------------------------------------------------------------------------------
     def fit(self, reference_df: DataFrame, text_col: str = "text", id_col: str | None = "id",
-            order_col: str | None = None) -> SparkLSHBloom:
+            order_col: str | None = None) -> "SparkLSHBloom":
         """Index a reference corpus (replaces any previous index); returns self."""
         params = self._validated()
         self._checked(reference_df, text_col, id_col, "fit", count_nulls=False)
@@ -382,7 +382,7 @@ class SparkLSHBloom(Estimator):
 
     @classmethod
     def from_local(cls, local: LSHBloom, deduplicate_chunks: int = DEFAULT_CHUNKS,
-                   use_pandas_udf: bool = True) -> SparkLSHBloom:
+                   use_pandas_udf: bool = True) -> "SparkLSHBloom":
         """A SparkLSHBloom serving a fitted local LSHBloom's index."""
         return cls.from_state(local.to_state(), deduplicate_chunks, use_pandas_udf)
 
@@ -391,7 +391,7 @@ class SparkLSHBloom(Estimator):
         save_state(path, self.to_state())
 
     @_class_or_instance_method
-    def load(cls, expected, path) -> SparkLSHBloom:
+    def load(cls, expected, path) -> "SparkLSHBloom":
         """SparkLSHBloom.load(path): the saved index with its parameters. On an instance,
         lsh.load(path) also refuses an index saved with parameters other than lsh's."""
         state = load_state(path)
