@@ -92,7 +92,7 @@ def test_phrases_equal_the_local_engine_in_canonical_order(fitted, local):
 
 
 @pytest.mark.parametrize("partitions, options, bloom", [
-    (1, {}, False), (2, {"window_cap": 1, "summary_tokens": 0}, True),
+    (1, {}, False), (2, {"window_cap": 1}, True),
     (5, {"window_cap": 2, "fingerprint_bits": 3}, False),
     (7, {"window_cap": 64, "filter_fp": 1.0}, False)])
 def test_same_bytes_for_any_partitioning_and_path(spark, fitted, partitions, options, bloom,

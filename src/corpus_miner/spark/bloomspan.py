@@ -44,9 +44,6 @@ class SparkBloomSpan(Estimator):
         live grams); any rate gives the same answer, lower rates ship less.
     fingerprint_bits: bits of the 64-bit gram fingerprints kept (fewer force collisions, which
         the algorithm resolves by the tokens; for tests).
-    summary_tokens: a task ships its window summary in pieces of about this many window tokens,
-        so its memory stays bounded whatever the partition size (fewer: less memory, less
-        deduplication before the shuffle).
     Learned: phrases_ (DataFrame in canonical order), table_ (the PhraseTable on the driver),
     stats_ (counts and seconds per stage).
     """
@@ -55,8 +52,7 @@ class SparkBloomSpan(Estimator):
 
     def __init__(self, sigma: int = 20, min_length: int = 10, window_cap: int = 64,
                  buckets: int | None = None, salt_threshold: int = 50_000_000,
-                 filter_fp: float = DEFAULT_FILTER_FP, fingerprint_bits: int = 64,
-                 summary_tokens: int = 1 << 24) -> None:
+                 filter_fp: float = DEFAULT_FILTER_FP, fingerprint_bits: int = 64) -> None:
         self.sigma = sigma
         self.min_length = min_length
         self.window_cap = window_cap
@@ -64,11 +60,10 @@ class SparkBloomSpan(Estimator):
         self.salt_threshold = salt_threshold
         self.filter_fp = filter_fp
         self.fingerprint_bits = fingerprint_bits
-        self.summary_tokens = summary_tokens
 
     def _plan(self, spark) -> Plan:
         params = PhraseParams(sigma=self.sigma, min_length=self.min_length)
-        for name, low in (("window_cap", 1), ("salt_threshold", 1), ("summary_tokens", 0)):
+        for name, low in (("window_cap", 1), ("salt_threshold", 1)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
                 raise ParameterError(f"{name}={value!r}: expected an integer >= {low}")
@@ -84,8 +79,7 @@ class SparkBloomSpan(Estimator):
         if not isinstance(self.filter_fp, (int, float)) or not 0.0 < self.filter_fp <= 1.0:
             raise ParameterError(f"filter_fp={self.filter_fp!r}: expected a rate in (0, 1]")
         return Plan(params.sigma, params.min_length, int(self.window_cap), int(buckets),
-                    int(self.salt_threshold), int(self.fingerprint_bits),
-                    int(self.summary_tokens))
+                    int(self.salt_threshold), int(self.fingerprint_bits))
 
     def fit(self, df: DataFrame, text_col: str = "text", id_col: str | None = "id"
             ) -> SparkBloomSpan:

@@ -373,15 +373,9 @@ class Passes:
 
 
 def _routed(batches: list, plan: Plan, spec: Round) -> Iterator[pa.RecordBatch]:
-    """KEYED rows of a partition's summaries (the first row carries its token count)."""
-    tokens, shipped = sum(len(b.tokens) for b in batches), False
-    partition = TaskContext.get().partitionId()
-    for summary in stages.partition_summaries(batches, plan, spec):
-        yield _keyed_rows(list(stages.route(summary, plan, spec, partition)),
-                          0 if shipped else tokens)
-        shipped = True
-    if not shipped:
-        yield _keyed_rows([], tokens)
+    summary = stages.partition_summary(batches, plan, spec)
+    pieces = stages.route(summary, plan, spec, TaskContext.get().partitionId())
+    yield _keyed_rows(pieces, sum(len(b.tokens) for b in batches))
 
 
 def _key_columns(name: str, keys: np.ndarray, inline_limit: int) -> dict:

@@ -85,9 +85,9 @@ def mine_partitions(partitions: Sequence[Sequence[pa.Array]], plan: Plan,
                      None if deferred is None else KeySet(deferred), *_salted(group_keys, salts))
         routed = defaultdict(lambda: ([], []))
         for index, part in enumerate(table):
-            for summary in stages.partition_summaries(part, plan, spec):
-                for bucket, stage, blob in stages.route(summary, plan, spec, index):
-                    routed[bucket][stage].append(blob)
+            summary = stages.partition_summary(part, plan, spec)
+            for bucket, stage, blob in stages.route(summary, plan, spec, index):
+                routed[bucket][stage].append(blob)
         forwarded = defaultdict(list)
         next_keys, next_occ = [], []
         for final, partial in routed.values():

@@ -45,8 +45,6 @@ class Plan:
     buckets: how many reduce buckets keyed blobs are spread over.
     salt_threshold: a group with more occurrences is merged in two levels (salted by partition).
     fingerprint_bits: bits kept of every fingerprint (fewer force collisions; tests).
-    summary_tokens: a partition's window summary is shipped in pieces of about this many window
-        tokens (bounded map-side memory whatever the partition size; 0: one piece per batch).
     """
 
     sigma: int
@@ -55,7 +53,6 @@ class Plan:
     buckets: int = 64
     salt_threshold: int = 50_000_000
     fingerprint_bits: int = 64
-    summary_tokens: int = 1 << 24
 
     @property
     def mask(self) -> np.uint64:
@@ -268,26 +265,14 @@ class Round:
     salted_counts: np.ndarray
 
 
-def partition_summaries(batches: Iterable[ReachBatch], plan: Plan, spec: Round
-                        ) -> Iterator[Summary]:
-    """Stage 3 map: summaries of a partition's shipped occurrences, its batches merged until
-    they hold plan.summary_tokens window tokens. The reducers add pieces up whatever documents
-    they cover, so where a partition is cut changes the shuffle volume, never the answer; at
-    sigma 3 a partition's distinct windows are a few times its tokens and would not fit at once."""
-    parts, held = [], 0
+def partition_summary(batches: Iterable[ReachBatch], plan: Plan, spec: Round) -> Summary:
+    """Stage 3 map: the summary of a partition's shipped occurrences (batches merged)."""
+    parts = []
     for batch in batches:
         occ = windows.scan_occurrences(batch, plan.min_length, spec.lo, spec.hi, plan.mask,
                                        live_gram=spec.live_gram, deferred=spec.deferred)
-        part = windows.build_summary(batch.tokens, occ, spec.lo)
-        if part.n_windows == 0:
-            continue
-        parts.append(part)
-        held += len(part.tokens)
-        if held >= plan.summary_tokens:
-            yield windows.merge_summaries(parts)
-            parts, held = [], 0
-    if parts:
-        yield windows.merge_summaries(parts)
+        parts.append(windows.build_summary(batch.tokens, occ, spec.lo))
+    return windows.merge_summaries(parts)
 
 
 FINAL, PARTIAL = 0, 1
