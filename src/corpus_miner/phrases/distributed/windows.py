@@ -327,18 +327,25 @@ def _consecutive_pairs(group: list[np.ndarray], window: np.ndarray, window_class
     return at, window[at], window[at + 1]
 
 
+def _distinct_windows(tokens: np.ndarray, starts: np.ndarray, lengths: np.ndarray):
+    """Windows tokens[starts:starts + lengths] sorted by content: (lcp of neighbours in sorted
+    order, rank of each window among the distinct contents, which sorted positions start a new
+    content, one window per distinct content in sorted order)."""
+    order = sort_windows(tokens, starts, lengths)
+    lcp = adjacent_lcp(tokens, starts, lengths, order)
+    rank = ranks_from_lcp(lengths, order, lcp)
+    ranks_sorted = rank[order]
+    first = np.concatenate(([True], ranks_sorted[1:] != ranks_sorted[:-1]))
+    return lcp, rank, first, order[first]
+
+
 def build_summary(tokens: np.ndarray, occ: Occurrences, lo: int) -> Summary:
     """The summary of one batch's occurrences (its documents are distinct from other batches')."""
     if len(occ.doc) == 0:
         return Summary.empty()
     starts = np.ascontiguousarray(occ.start, dtype=np.int64)
     lengths = np.ascontiguousarray(occ.length, dtype=np.int64)
-    order = sort_windows(tokens, starts, lengths)
-    lcp = adjacent_lcp(tokens, starts, lengths, order)
-    rank = ranks_from_lcp(lengths, order, lcp)
-    ranks_sorted = rank[order]
-    first = np.concatenate(([True], ranks_sorted[1:] != ranks_sorted[:-1]))
-    reps = order[first]
+    lcp, rank, first, reps = _distinct_windows(tokens, starts, lengths)
     window_class = np.cumsum(lcp[first] < lo) - 1
     return _summary_from(tokens, reps, starts, lengths, occ.gkey[reps], rank, occ.doc, occ.left,
                          window_class)
@@ -381,12 +388,7 @@ def merge_summaries(parts: list[Summary]) -> Summary:
     base = np.cumsum([0] + [len(p.tokens) for p in parts[:-1]])
     starts = np.concatenate([p.offsets[:-1] + b for p, b in zip(parts, base, strict=True)])
     lengths = np.concatenate([np.diff(p.offsets) for p in parts])
-    order = sort_windows(tokens, starts, lengths)
-    lcp = adjacent_lcp(tokens, starts, lengths, order)
-    rank = ranks_from_lcp(lengths, order, lcp)
-    ranks_sorted = rank[order]
-    first = np.concatenate(([True], ranks_sorted[1:] != ranks_sorted[:-1]))
-    reps = order[first]
+    _, rank, _, reps = _distinct_windows(tokens, starts, lengths)
     n_windows = len(reps)
     win_len = lengths[reps]
     offsets = np.zeros(n_windows + 1, dtype=np.int64)
