@@ -161,6 +161,7 @@ def run_clean(args: argparse.Namespace) -> int:
     offsets = np.zeros(len(figures.tokens) + 1, np.int64)
     np.cumsum(figures.tokens, out=offsets[1:])
     mask = np.zeros(int(offsets[-1]), np.uint8)  # 1 byte per token on the driver
+    assert figures.runs is not None  # asked for with_runs
     for d, runs in enumerate(figures.runs):
         for first, end in runs:
             mask[offsets[d] + first:offsets[d] + end] = 1

@@ -192,7 +192,9 @@ class Cleaner(Estimator):
         self._forget_fitted()
         self.params_ = params
         if tokenize is None:
-            from corpus_miner.corpus import tokenize
+            from corpus_miner.corpus import tokenize as default_tokenize
+
+            tokenize = default_tokenize
         n_tokens = len(corpus.tokens)
         protected = None  # a byte per token, only when something is protected
         if self.params_.allow:

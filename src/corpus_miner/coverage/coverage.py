@@ -27,6 +27,7 @@ import numpy as np
 
 from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.coverage import kernels as kernels
+from corpus_miner.io.readers import DocumentBatch
 from corpus_miner.phrases.result import PhraseTable
 
 HISTOGRAM_BINS = 20
@@ -299,8 +300,8 @@ class Coverage:
         }
 
 
-def aligned_batches(batches: Iterable, doc_ids: Sequence[str] | None,
-                    n_docs: int) -> Iterator[tuple[int, object]]:
+def aligned_batches(batches: Iterable[DocumentBatch], doc_ids: Sequence[str] | None,
+                    n_docs: int) -> Iterator[tuple[int, DocumentBatch]]:
     """(index of the batch's first document in the corpus, batch) for a second read of the inputs
     the corpus was loaded from; raises InputError as soon as counts or ids disagree."""
     doc = 0

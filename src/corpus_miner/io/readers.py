@@ -16,7 +16,7 @@ import sys
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Literal, overload
 
 import numpy as np
 import pyarrow as pa
@@ -104,6 +104,14 @@ class LineBatch:
         return len(self.lines)
 
 
+@overload
+def read_documents(inputs, *, text_field: str = ..., id_field: str = ..., skip_bad: bool = ...,
+                   stats: ReadStats | None = ..., batch_size: int = ..., prefetch: int = ...,
+                   jsonl_lines: Literal[False] = ...) -> Iterator[DocumentBatch]: ...
+@overload
+def read_documents(inputs, *, text_field: str = ..., id_field: str = ..., skip_bad: bool = ...,
+                   stats: ReadStats | None = ..., batch_size: int = ..., prefetch: int = ...,
+                   jsonl_lines: bool) -> Iterator[DocumentBatch | LineBatch]: ...
 def read_documents(inputs, *, text_field: str = "text", id_field: str = "id",
                    skip_bad: bool = False, stats: ReadStats | None = None,
                    batch_size: int = DEFAULT_BATCH_BYTES, prefetch: int = 0,

@@ -95,8 +95,8 @@ def assemble_filter(num_bits: int, num_hashes: int, segments,
     blooms = [BloomFilter(num_bits, num_hashes) for _ in range(2 if counted else 1)]
     for segment, raw in segments:
         start = segment * segment_bytes
-        parts = np.frombuffer(raw, np.uint8)
-        parts = np.split(parts, 2) if counted else [parts]
+        bits = np.frombuffer(raw, np.uint8)
+        parts = np.split(bits, 2) if counted else [bits]
         for bloom, part in zip(blooms, parts):
             bloom.bits[start:start + len(part)] |= part
     return tuple(blooms) if counted else blooms[0]

@@ -130,7 +130,7 @@ def bloom_hits_column(spark, bloom: ScalableBloomFilter, bands: int):
     """(column: is any band key of the row's KEYS in `bloom`?, its broadcast); for lazy queries."""
     shared = spark.sparkContext.broadcast(_shipped(bloom))
 
-    @F.pandas_udf(T.BooleanType())
+    @F.pandas_udf(T.BooleanType())  # type: ignore[call-overload]  # stubs take DDL strings only
     def in_filter(keys: pd.Series) -> pd.Series:
         return pd.Series(_unshipped(shared.value).contains_any(batches.series_to_keys(keys, bands)))
 
@@ -152,14 +152,14 @@ def text_query_column(spark, bloom: ScalableBloomFilter, params: LSHBloomParams,
     shared = spark.sparkContext.broadcast(_shipped(bloom))
 
     if not with_keys:
-        @F.pandas_udf(T.BooleanType())
+        @F.pandas_udf(T.BooleanType())  # type: ignore[call-overload]  # stubs take DDL strings only
         def hits(texts: pd.Series) -> pd.Series:
             keys = batches.band_keys_of_series(texts, params)
             return pd.Series(_unshipped(shared.value).contains_any(keys))
 
         return hits(F.col(text_col)), shared
 
-    @F.pandas_udf(_KEYS_AND_HITS)
+    @F.pandas_udf(_KEYS_AND_HITS)  # type: ignore[call-overload]  # stubs take DDL strings only
     def keys_and_hits(texts: pd.Series) -> pd.DataFrame:
         keys = batches.band_keys_of_series(texts, params)
         return pd.DataFrame({KEYS: batches.keys_to_series(keys),

@@ -109,7 +109,7 @@ def band_keys_column(params: LSHBloomParams, text_col: str, use_pandas_udf: bool
     """Column expression: band keys (array<bigint>) of text_col, by the local kernels."""
     key_type = T.ArrayType(T.LongType(), containsNull=False)
     if use_pandas_udf:
-        @F.pandas_udf(key_type)
+        @F.pandas_udf(key_type)  # type: ignore[call-overload]  # stubs take DDL strings only
         def band_keys_udf(texts: pd.Series) -> pd.Series:
             return batches.keys_to_series(batches.band_keys_of_series(texts, params))
 

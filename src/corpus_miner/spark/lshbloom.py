@@ -113,7 +113,7 @@ class SparkLSHBloom(Estimator):
     def _start(self, params: LSHBloomParams, n_documents: int) -> None:
         self.unpersist()
         self._forget_fitted()
-        self._table_state = None  # minhash_lsh from a state: its DataFrames, made when needed
+        self._table_state: LSHBloomState | None = None  # minhash_lsh from a state: its DataFrames, made when needed
         self.params_ = params
         self.bands_, self.rows_ = params.bands_rows
         self.n_documents_ = int(n_documents)
@@ -296,7 +296,8 @@ class SparkLSHBloom(Estimator):
             in_wave = F.col("_cm_chunk").between(first, last - 1)
             rows = with_chunks.filter(in_wave).select(
                 ORDER, KEYS, (F.col("_cm_chunk") - first).alias("_cm_wave_chunk"))
-            prefixes, twices = [], []
+            prefixes: list[BloomFilter | None] = []
+            twices = []
             for bloom, twice in filters.build_filters(rows, keys_of, earlier.num_bits,
                                                       earlier.num_hashes, "_cm_wave_chunk",
                                                       last - first, count_twice=True):
@@ -308,10 +309,10 @@ class SparkLSHBloom(Estimator):
             found.append(hits["earlier"])
             candidates.append(hits["twice"])
         self.bloom_ = self._filled(plan, earlier)
-        candidates = np.concatenate(candidates)
-        if len(candidates):
+        flagged = np.concatenate(candidates)
+        if len(flagged):
             subset = with_chunks.join(keyed.sparkSession.createDataFrame(
-                pd.DataFrame({ORDER: candidates})), ORDER)
+                pd.DataFrame({ORDER: flagged})), ORDER)
             inside = frames.later_rows(frames.key_groups(subset, ("_cm_chunk",)))
             found.append(inside.select(ORDER).toArrow().column(0).to_numpy())
         orders = np.unique(np.concatenate(found).astype(np.int64))
@@ -333,6 +334,7 @@ class SparkLSHBloom(Estimator):
     def _band_table(self, spark) -> DataFrame:
         if "band_table_" not in vars(self):
             state = self._table_state
+            assert state is not None and state.band_table is not None and state.ids is not None
             keys, docs = state.band_table.items()
             table = pd.DataFrame({KEY: keys.view(np.int64), FIRST: docs})
             self.band_table_ = self._persist(spark.createDataFrame(table))
@@ -370,8 +372,10 @@ class SparkLSHBloom(Estimator):
                     use_pandas_udf=use_pandas_udf)
         model._start(state.params, state.n_documents)
         if state.params.mode == "lshbloom":
+            assert state.bloom is not None
             model.bloom_ = state.bloom
         else:
+            assert state.band_table is not None
             model._table_state = state
             model.band_entries_ = state.band_table.num_keys
         return model

@@ -374,7 +374,9 @@ class Passes:
 
 def _routed(batches: list, plan: Plan, spec: Round) -> Iterator[pa.RecordBatch]:
     summary = stages.partition_summary(batches, plan, spec)
-    pieces = stages.route(summary, plan, spec, TaskContext.get().partitionId())
+    context = TaskContext.get()
+    assert context is not None  # runs inside a Spark task
+    pieces = stages.route(summary, plan, spec, context.partitionId())
     yield _keyed_rows(pieces, sum(len(b.tokens) for b in batches))
 
 

@@ -73,8 +73,8 @@ def mine_partitions(partitions: Sequence[Sequence[pa.Array]], plan: Plan,
     occurrences = np.concatenate([c["occurrences"] for c in classes] + [np.zeros(0, np.int64)])
     stats.update(frequent_grams=len(frequent_fp), live_grams=len(live_fp))
     in_fl = make_filter(frequent_fp)
-    table = [[stages.mark_reach(batch, in_fl, plan) for batch in part] for part in table]
-    stats["tokens_in_frequent_gram_chains"] = sum(len(b.tokens) for part in table for b in part)
+    reach = [[stages.mark_reach(batch, in_fl, plan) for batch in part] for part in table]
+    stats["tokens_in_frequent_gram_chains"] = sum(len(b.tokens) for part in reach for b in part)
     group_keys, salts = frequent_fp, plan.salts(occurrences, len(partitions))
     found: list[tuple] = []
     deferred = None
@@ -83,10 +83,10 @@ def mine_partitions(partitions: Sequence[Sequence[pa.Array]], plan: Plan,
         lo, hi = plan.depths(round_index)
         spec = Round(round_index, lo, hi, make_filter(live_fp) if deferred is None else None,
                      None if deferred is None else KeySet(deferred), *_salted(group_keys, salts))
-        routed = defaultdict(lambda: ([], []))
-        for index, part in enumerate(table):
+        routed: defaultdict[int, tuple[list, list]] = defaultdict(lambda: ([], []))
+        for part_index, part in enumerate(reach):
             summary = stages.partition_summary(part, plan, spec)
-            for bucket, stage, blob in stages.route(summary, plan, spec, index):
+            for bucket, stage, blob in stages.route(summary, plan, spec, part_index):
                 routed[bucket][stage].append(blob)
         forwarded = defaultdict(list)
         next_keys, next_occ = [], []
