@@ -22,6 +22,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from corpus_miner._numba.readonly import read_only
 from corpus_miner.io.artefact import (TOKEN_CORPUS_FORMAT, Artefact, ArtefactWriter, open_artefact,
                                       write_artefact)
 from corpus_miner.io.readers import ReadStats
@@ -59,6 +60,10 @@ class TokenCorpus:
     doc_ids: Sequence[str]
     vocab: Sequence[str]
     read_stats: ReadStats | None = None
+
+    def __post_init__(self) -> None:
+        self.tokens = read_only(self.tokens)  # one type for the kernels: see _numba.readonly
+        self.doc_offsets = read_only(self.doc_offsets)
 
     @property
     def n_docs(self) -> int:

@@ -25,6 +25,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
+from corpus_miner._numba.readonly import read_only
 from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.coverage import kernels as kernels
 from corpus_miner.io.readers import DocumentBatch
@@ -43,8 +44,8 @@ class Occurrences:
 
 
 def _as_corpus_arrays(corpus) -> tuple[np.ndarray, np.ndarray]:
-    tokens = np.ascontiguousarray(corpus.tokens, dtype=np.uint32)
-    doc_offsets = np.ascontiguousarray(corpus.doc_offsets, dtype=np.int64)
+    tokens = read_only(np.ascontiguousarray(corpus.tokens, dtype=np.uint32))
+    doc_offsets = read_only(np.ascontiguousarray(corpus.doc_offsets, dtype=np.int64))
     return tokens, doc_offsets
 
 
@@ -205,7 +206,7 @@ class Coverage:
         covered, by_phrase = kernels.cover_by_occurrences(
             len(corpus.tokens), occ.start, table.lengths[occ.phrase].astype(np.int64), occ.phrase,
             len(table))
-        doc_offsets = np.ascontiguousarray(corpus.doc_offsets, dtype=np.int64)
+        doc_offsets = read_only(np.ascontiguousarray(corpus.doc_offsets, dtype=np.int64))
         min_length = int(table.lengths.min()) if len(table) else 1
         return cls(covered, doc_offsets, kernels.count_per_document(covered, doc_offsets), table,
                    by_phrase, occ, min_length, None, "list")

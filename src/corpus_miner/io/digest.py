@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit
 
 from corpus_miner._numba.hashing import splitmix64
+from corpus_miner._numba.readonly import read_only
 from corpus_miner.io.strings import arrow_string_buffers
 
 _PRIME_1 = np.uint64(0x9E3779B185EBCA87)  # xxHash64's primes
@@ -66,7 +67,8 @@ def bytes_hash(data: np.ndarray) -> int:
     if head.ctypes.data % 8:
         head = head.copy()  # numpy allocations are aligned
     tail = int.from_bytes(data[whole:].tobytes(), "little")
-    return int(words_hash_kernel(head.view(np.uint64), np.uint64(tail), len(data)))
+    # read-only, whatever `data` is (Arrow buffers are, numpy arrays are not): one kernel type
+    return int(words_hash_kernel(read_only(head.view(np.uint64)), np.uint64(tail), len(data)))
 
 
 class TextsDigest:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from corpus_miner._numba.readonly import read_only
 from corpus_miner.errors import InputError
 
 
 def checked_doc_offsets(tokens: np.ndarray, doc_offsets) -> np.ndarray:
-    """doc_offsets as contiguous int64, or InputError if they do not cut `tokens` into documents."""
-    doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
+    """doc_offsets as contiguous read-only int64 (one type for the kernels), or InputError if they
+    do not cut `tokens` into documents."""
+    doc_offsets = read_only(np.ascontiguousarray(doc_offsets, dtype=np.int64))
     if doc_offsets.ndim != 1 or len(doc_offsets) < 1 or doc_offsets[0] != 0 \
             or doc_offsets[-1] != len(tokens) or np.any(np.diff(doc_offsets) < 0):
         raise InputError("doc_offsets must start at 0, never decrease and end at len(tokens) "
@@ -19,7 +21,8 @@ def checked_doc_offsets(tokens: np.ndarray, doc_offsets) -> np.ndarray:
 
 def validate_corpus_arrays(tokens, doc_offsets, vocab) -> tuple[np.ndarray, np.ndarray, int]:
     """(uint32 tokens, int64 offsets, vocabulary size covering every id) or InputError: what
-    BloomSpan needs (dense ids below 2^32 - 1, a vocabulary list covering them)."""
+    BloomSpan needs (dense ids below 2^32 - 1, a vocabulary list covering them). Both arrays
+    read-only, as a TokenCorpus holds them (one type for the kernels)."""
     tokens = np.ascontiguousarray(tokens)
     if tokens.ndim != 1 or not np.issubdtype(tokens.dtype, np.integer):
         raise InputError(f"tokens must be a 1-D integer array (got {tokens.dtype}, ndim "
@@ -35,4 +38,4 @@ def validate_corpus_arrays(tokens, doc_offsets, vocab) -> tuple[np.ndarray, np.n
                          "words; tokens and vocab must come from the same TokenCorpus")
     if largest == 0xFFFFFFFF:
         raise InputError("token id 2^32 - 1 is reserved as the document-boundary marker")
-    return tokens, doc_offsets, max(len(vocab), largest + 1)
+    return read_only(tokens), doc_offsets, max(len(vocab), largest + 1)

@@ -1,0 +1,50 @@
+"""Every kernel the commands call from Python is compiled for one set of argument types: a
+second type (an int32 array here, a read-only one there) silently costs a second compile on a
+first run. (With a warm cache numba loads only those kernels, not the ones they call, so those
+are what this sees.)"""
+
+from tests.helpers import run_python
+
+# Kernels meant to take several types (none today): name -> number of signatures allowed.
+SEVERAL_TYPES: dict[str, int] = {}
+
+QUICK_START = """
+    import json, sys
+    from pathlib import Path
+    from numba.core.registry import CPUDispatcher
+    from corpus_miner.cli import main
+
+    work = Path(sys.argv[1])
+    mining = ["--sigma", "3", "--min-length", "5"]
+    web, clean = str(work / "web.jsonl.gz"), str(work / "clean.jsonl")
+    for argv in (["generate", "web", "--docs", "300", "-o", web],
+                 ["stats", web],
+                 ["tokenize", web, "-o", str(work / "corpus")],
+                 ["phrases", web, *mining, "-o", str(work / "p.tsv")],
+                 ["phrases", str(work / "corpus"), *mining, "-o", str(work / "p2.tsv")],
+                 ["phrases", web, *mining, "--algorithm", "fhk", "-o", str(work / "p3.tsv")],
+                 ["report", web, *mining, "--json", str(work / "r.json")],
+                 ["clean", web, *mining, "-o", clean],
+                 ["dedup", clean, "-o", str(work / "u.jsonl")],
+                 ["dedup", web, "--mode", "minhash_lsh", "--sketch", "minhash", "-o",
+                  str(work / "u.parquet")],
+                 ["index", "build", clean, "-o", str(work / "index")],
+                 ["index", "query", str(work / "index"), web, "-o", str(work / "n.jsonl")]):
+        assert main(argv) == 0, argv
+    kernels = {}
+    for name, module in list(sys.modules.items()):
+        if name.startswith("corpus_miner."):
+            for value in vars(module).values():
+                if isinstance(value, CPUDispatcher) and value.py_func.__module__ == name:
+                    kernels[f"{name}.{value.py_func.__name__}"] = [str(s) for s in value.signatures]
+    print(json.dumps(kernels))
+"""
+
+
+def test_the_commands_compile_each_kernel_once(tmp_path):
+    import json
+
+    kernels = json.loads(run_python(QUICK_START, str(tmp_path)).splitlines()[-1])
+    assert len([k for k, sigs in kernels.items() if sigs]) > 40  # the commands ran their kernels
+    several = {k: sigs for k, sigs in kernels.items() if len(sigs) > SEVERAL_TYPES.get(k, 1)}
+    assert several == {}
