@@ -16,14 +16,19 @@ from corpus_miner.errors import CorpusMinerError
 from corpus_miner.io.atomic import discard_stdout, os_reason, writing_stdout
 from corpus_miner.io.signals import Terminated, raising_signals
 
-# Modules that define `register(subparsers)`; each sets `handler` via set_defaults(handler=fn).
-_COMMAND_MODULES = (
-    "corpus_miner.cli.ingest",
-    "corpus_miner.cli.phrases",
-    "corpus_miner.cli.report",
-    "corpus_miner.cli.dedup",
-    "corpus_miner.cli.generate",
-)
+# The module that registers each command: `register(subparsers)` sets `handler` via set_defaults.
+# Only the module of the command asked for is imported, so that a command's start-up does not pay
+# for the other commands' imports; without a known command (--help, a typo) all are.
+_COMMANDS = {
+    "stats": "corpus_miner.cli.ingest",
+    "tokenize": "corpus_miner.cli.ingest",
+    "phrases": "corpus_miner.cli.phrases",
+    "report": "corpus_miner.cli.report",
+    "clean": "corpus_miner.cli.report",
+    "dedup": "corpus_miner.cli.dedup",
+    "index": "corpus_miner.cli.dedup",
+    "generate": "corpus_miner.cli.generate",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,7 +36,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or with `argv`, of the command it names (when it names one)."""
     parser = _Parser(
         prog="corpus-miner",
         description="Find what is repeated in large text corpora (maximal frequent phrases, "
@@ -39,7 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"corpus-miner {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in _COMMAND_MODULES:
+    command = next((arg for arg in argv or () if not arg.startswith("-")), None)
+    modules = dict.fromkeys([_COMMANDS[command]] if command in _COMMANDS else _COMMANDS.values())
+    for name in modules:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -54,11 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command; user errors are one line on stderr and exit code 2, a signal stops the
     command with the usual 128 + signal number after its outputs are cleaned up."""
     from corpus_miner.cli.common import print_read_problems
+    from corpus_miner.cli.compile_notice import compile_notice
     from corpus_miner.cli.outputs import check_outputs
 
     if sys.stderr is None:  # started with stderr closed: print(file=None) would go to stdout,
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - into records written there
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if getattr(args, "handler", None) is None:
         parser.print_help(sys.stderr)
@@ -66,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with raising_signals():
             check_outputs(args)  # every output, before any work
-            code = int(args.handler(args) or 0)
+            with compile_notice():
+                code = int(args.handler(args) or 0)
             with writing_stdout():
                 if sys.stdout is not None:
                     sys.stdout.flush()

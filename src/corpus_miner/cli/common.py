@@ -6,10 +6,11 @@ import argparse
 import os
 import stat
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from corpus_miner.corpus import TokenCorpus, load_corpus
-from corpus_miner.io import ReadStats
+if TYPE_CHECKING:  # imported where used: parsing a command line needs neither numba nor pyarrow
+    from corpus_miner.corpus import TokenCorpus
+    from corpus_miner.io import ReadStats
 
 
 def text_argument(value: str) -> str:
@@ -67,6 +68,8 @@ def add_record_output_argument(parser: argparse.ArgumentParser) -> None:
 
 def corpus_from_args(args: argparse.Namespace, progress: bool = True) -> TokenCorpus:
     """Read and tokenize the inputs named on the command line (progress bar only on a TTY)."""
+    from corpus_miner.corpus import load_corpus
+
     corpus = load_corpus(args.inputs, text_field=args.text_field, id_field=args.id_field,
                          skip_bad=args.skip_bad, progress=progress)
     note_read_stats(args, corpus.read_stats)

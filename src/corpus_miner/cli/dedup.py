@@ -11,9 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-
-import numpy as np
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from corpus_miner.cli.common import (
     add_input_arguments,
@@ -24,15 +22,17 @@ from corpus_miner.cli.common import (
 )
 from corpus_miner.cli.engine import add_engine_arguments, on_spark
 from corpus_miner.cli.outputs import Output
-from corpus_miner.dedup import LSHBloom
 from corpus_miner.dedup.params import DEFAULT_FP_PROB, DEFAULT_SKETCH, MODE_ALIASES
-from corpus_miner.dedup.result import DedupResult
 from corpus_miner.errors import InputError
-from corpus_miner.io import ReadStats, read_documents, write_records
-from corpus_miner.io.digest import TextsDigest
-from corpus_miner.io.progress import byte_progress, input_bytes
-from corpus_miner.io.readers import DocumentBatch, LineBatch
-from corpus_miner.io.writers import OUTPUT_SUFFIXES, Selection, writes_jsonl
+from corpus_miner.io.formats import OUTPUT_SUFFIXES, writes_jsonl
+
+if TYPE_CHECKING:  # the others are imported by the commands that run: --help needs none of them
+    from corpus_miner.dedup import LSHBloom
+    from corpus_miner.dedup.result import DedupResult
+    from corpus_miner.io import ReadStats
+    from corpus_miner.io.digest import TextsDigest
+    from corpus_miner.io.readers import DocumentBatch, LineBatch
+    from corpus_miner.io.writers import Selection
 
 
 def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -113,6 +113,8 @@ def register(subparsers) -> None:
 
 
 def _model(args: argparse.Namespace) -> LSHBloom:
+    from corpus_miner.dedup import LSHBloom
+
     return LSHBloom(threshold=args.threshold, num_perm=args.num_perm, mode=args.mode,
                     num_bands=args.num_bands, fp_prob=args.fp_prob,
                     shingle_size=args.shingle_size, expected_items=args.expected_items,
@@ -124,6 +126,9 @@ def _read(args: argparse.Namespace, stats: ReadStats, label: str = "reading",
           jsonl_lines: bool = False):
     """Document batches of the inputs (JSONL as LineBatches with jsonl_lines); a progress bar
     on stderr when it is a terminal."""
+    from corpus_miner.io import read_documents
+    from corpus_miner.io.progress import byte_progress, input_bytes
+
     note_read_stats(args, stats)
     batches = read_documents(args.inputs, text_field=args.text_field, id_field=args.id_field,
                              skip_bad=args.skip_bad, stats=stats, prefetch=2,
@@ -145,6 +150,10 @@ ADDED_FIELDS = ("is_duplicate", "duplicate_of")
 
 def _selection(batch: DocumentBatch | LineBatch, result: DedupResult,
                annotate: bool) -> Selection:
+    import pyarrow as pa
+
+    from corpus_miner.io.writers import Selection
+
     if not annotate:
         return Selection(batch, keep=result.keep)
     added = {"is_duplicate": pa.array(result.is_duplicate, pa.bool_())}
@@ -166,6 +175,11 @@ def _sized_by_input(args: argparse.Namespace, model: LSHBloom, stats: ReadStats)
     One pass cannot give the same output: the filter's size decides which unique documents a
     false positive removes, so sizing it from a guess (the input's bytes) or growing it from a
     small first layer keeps fp_prob but flags other documents (--expected-items does that)."""
+    import numpy as np
+
+    from corpus_miner.io import ReadStats
+    from corpus_miner.io.digest import TextsDigest
+
     bands = model.params.validated().bands_rows[0]
     from_stdin = not rereadable(args.inputs)  # stdin or a pipe
     to_jsonl = writes_jsonl(args.output)
@@ -198,6 +212,8 @@ def _sized_by_input(args: argparse.Namespace, model: LSHBloom, stats: ReadStats)
 def _retained(batch: DocumentBatch, to_jsonl: bool) -> DocumentBatch | LineBatch:
     """What a batch kept for writing later needs: to JSONL the lines of a JSONL batch (not its
     parsed fields, unless they show a field to replace), else the batch."""
+    from corpus_miner.io.readers import LineBatch
+
     if to_jsonl and batch.lines is not None \
             and not set(batch.records.column_names).intersection(ADDED_FIELDS):
         return LineBatch(batch.lines, batch.source, batch.first_row)
@@ -241,6 +257,8 @@ def run_dedup(args: argparse.Namespace) -> int:
         from corpus_miner.cli.engine import run_dedup as run_on_spark
 
         return run_on_spark(args)
+    from corpus_miner.io import ReadStats, write_records
+
     started = time.perf_counter()
     model = _model(args)
     stats = ReadStats()
@@ -275,6 +293,11 @@ def run_dedup(args: argparse.Namespace) -> int:
 
 
 def run_index_build(args: argparse.Namespace) -> int:
+    import numpy as np
+    import pyarrow as pa
+
+    from corpus_miner.io import ReadStats
+
     started = time.perf_counter()
     model = _model(args)
     stats = ReadStats()
@@ -301,6 +324,9 @@ def run_index_build(args: argparse.Namespace) -> int:
 
 
 def run_index_query(args: argparse.Namespace) -> int:
+    from corpus_miner.dedup import LSHBloom
+    from corpus_miner.io import ReadStats, write_records
+
     started = time.perf_counter()
     model = LSHBloom.load(args.index_dir)
     stats = ReadStats()

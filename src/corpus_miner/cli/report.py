@@ -30,7 +30,7 @@ def register(subparsers) -> None:
     from corpus_miner.cli.common import add_record_output_argument, text_argument
     from corpus_miner.cli.engine import add_engine_arguments
     from corpus_miner.cli.outputs import Output
-    from corpus_miner.io.writers import OUTPUT_SUFFIXES
+    from corpus_miner.io.formats import OUTPUT_SUFFIXES
 
     report = subparsers.add_parser(
         "report", help="how much of the corpus is repeated text, and where (HTML/JSON)",

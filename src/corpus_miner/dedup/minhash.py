@@ -27,10 +27,10 @@ from corpus_miner._numba.hashing import (
     splitmix64,
     universal_hash61,
 )
+from corpus_miner.dedup.params import SKETCHES
 from corpus_miner.dedup.shingles import distinct_values
 from corpus_miner.errors import ParameterError
 
-SKETCHES = ("minhash", "oph")
 
 
 def permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

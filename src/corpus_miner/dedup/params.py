@@ -7,9 +7,6 @@ import math
 import numbers
 from dataclasses import dataclass
 
-from corpus_miner.dedup.banding import bands_for
-from corpus_miner.dedup.minhash import SKETCHES
-from corpus_miner.dedup.shingles import SHINGLE_KINDS
 from corpus_miner.errors import ParameterError
 
 MODE_ALIASES = {
@@ -20,6 +17,8 @@ MODES = ("lshbloom", "minhash_lsh")
 DEFAULT_FP_PROB = 1e-5  # per document, the LSHBloom paper's effective rate
 MIN_FP_PROB = 1e-15  # one false removal in 10^15 documents; stricter only makes the filter huge
 DEFAULT_CAPACITY = 1 << 16  # documents of a growing filter's first layer when none is given
+SKETCHES = ("minhash", "oph")
+SHINGLE_KINDS = ("char", "word")
 DEFAULT_SKETCH = "oph"  # as accurate as classic MinHash here, 10x+ faster (benchmarks/README)
 
 
@@ -94,6 +93,8 @@ class LSHBloomParams:
     @property
     def bands_rows(self) -> tuple[int, int]:
         """(bands, rows) actually used: explicit num_bands, else the FP/FN-optimal choice."""
+        from corpus_miner.dedup.banding import bands_for  # the kernels' module: imported on use
+
         return bands_for(self.num_perm, self.threshold, self.num_bands)
 
     def to_dict(self) -> dict:

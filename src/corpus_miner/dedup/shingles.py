@@ -29,9 +29,9 @@ import pyarrow.compute as pc
 from numba import njit
 
 from corpus_miner._numba.hashing import SHINGLE_SEED, splitmix64
+from corpus_miner.dedup.params import SHINGLE_KINDS
 from corpus_miner.errors import InputError, ParameterError
 
-SHINGLE_KINDS = ("char", "word")
 
 _SPACE = np.uint8(32)
 
