@@ -4,7 +4,7 @@ miner costs 125 MB at a billion tokens instead of 1 GB for a bool array."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 
 def bitmask_new(n_bits: int) -> np.ndarray:
@@ -23,12 +23,12 @@ def bit_set(mask, i):
     mask[i >> 3] |= np.uint8(1 << (i & 7))
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def bitmask_count(mask, n_bits):
     """Set bits among the first n_bits (bits beyond n_bits in the last byte are ignored)."""
     full = n_bits >> 3
     total = 0
-    for byte in prange(full):
+    for byte in range(full):
         value = mask[byte]
         for b in range(8):
             total += (value >> b) & 1

@@ -21,7 +21,7 @@ import numpy as np
 
 from corpus_miner.phrases import window_filter as wf
 from corpus_miner.phrases.suffix_array import MAX_TEXT_LENGTH
-from corpus_miner.phrases.threads import mining_threads, numba_threads
+from corpus_miner.phrases.threads import mining_threads
 
 DENSE_WINDOWS_PER_WORD = 20_000
 FHK_BYTES_PER_TOKEN = 16  # text, suffix array, ranks/LCP (int32 each) and the inverse
@@ -53,8 +53,7 @@ def choose(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_length: 
            vocab_size: int) -> Choice:
     """The algorithm for validated corpus arrays (see the module docstring for the rule)."""
     threads = mining_threads(len(tokens))
-    with numba_threads(threads):
-        words = wf.word_filter(tokens, doc_offsets, vocab_size, sigma, min_length, threads)
+    words = wf.word_filter(tokens, doc_offsets, vocab_size, sigma, min_length, threads)
     frequent = int(words.word_ok.sum())
     per_word = words.counted_windows / max(frequent, 1)
     n_tokens, n_docs = len(tokens), len(doc_offsets) - 1

@@ -11,8 +11,9 @@
    left-neighbour pruning, exact maximality, and the dead-position mask (the sound form of the
    article's coverage mask) extended by every phrase found (growth.py, growth_kernels.py);
 8. output: the PhraseTable in canonical order.
-Every stage runs on all cores (numba.get_num_threads(); one below PARALLEL_MIN_TOKENS tokens); the
-answer and every count in the stats are the same for any number of threads.
+Every stage runs on all cores (numba.get_num_threads() Python threads running nogil kernels; one
+below PARALLEL_MIN_TOKENS tokens); the answer and every count in the stats are the same for any
+number of threads.
 
 Memory on top of the corpus: three bit masks (3/8 byte per token), the filter while stages 2-3 run
 (see default_filter_bytes), 8 bytes per window_ok position (the keys, sorted in place and reused
@@ -39,7 +40,7 @@ from corpus_miner.phrases.inputs import validate_corpus_arrays
 from corpus_miner.phrases.params import MAX_FILTER_BYTES, PhraseParams
 from corpus_miner.phrases.result import PhraseTable
 from corpus_miner.phrases.stage_timer import StageTimer
-from corpus_miner.phrases.threads import mining_threads, numba_threads
+from corpus_miner.phrases.threads import mining_threads
 
 KEY_LAYOUTS = ("auto", "packed", "unpacked")
 # A seed whose depth-first growth scans more than FLOOR + PER_OCCURRENCE x its occurrences is
@@ -158,49 +159,50 @@ def mine_bloomspan(tokens: np.ndarray, doc_offsets: np.ndarray, sigma: int, min_
     shift = doc_block_shift(n_tokens, n_docs)
     corpus = _Corpus(tokens, doc_offsets, doc_block_table(doc_offsets, shift), shift)
 
-    with numba_threads(threads):  # every stage's parallel loops
-        timer.start("word_df")
-        if word_filter is None:
-            word_filter = wf.word_filter(tokens, doc_offsets, vocab_size, sigma, min_length,
-                                         threads)
-        word_ok, counted = word_filter.word_ok, word_filter.counted_windows
-        _word_stats(stats, corpus, word_ok, counted)
+    timer.start("word_df")
+    if word_filter is None:
+        word_filter = wf.word_filter(tokens, doc_offsets, vocab_size, sigma, min_length,
+                                     threads)
+    word_ok, counted = word_filter.word_ok, word_filter.counted_windows
+    _word_stats(stats, corpus, word_ok, counted)
 
-        timer.start("counting_filter")
-        n_cells = filter_bytes if filter_bytes is not None else default_filter_bytes(counted,
-                                                                                     sigma)
-        stats.filter_bytes = n_cells
-        counters, bucket_bits = wf.fill_filter(tokens, doc_offsets, corpus.doc_table, shift,
-                                               word_ok, min_length, n_cells, params.num_hashes)
+    timer.start("counting_filter")
+    n_cells = filter_bytes if filter_bytes is not None else default_filter_bytes(counted,
+                                                                                 sigma)
+    stats.filter_bytes = n_cells
+    counters, bucket_bits = wf.fill_filter(tokens, doc_offsets, corpus.doc_table, shift,
+                                           word_ok, min_length, n_cells, params.num_hashes,
+                                           threads)
 
-        timer.start("candidates")
-        window_ok, n_window_ok = wf.query_filter(tokens, doc_offsets, corpus.doc_table, shift,
-                                                 word_ok, min_length, counters, bucket_bits,
-                                                 params.num_hashes, sigma)
-        del counters
-        stats.candidates_after_counting_filter = n_window_ok
-        stats.share_after_counting_filter = n_window_ok / max(stats.windows, 1)
+    timer.start("candidates")
+    window_ok, n_window_ok = wf.query_filter(tokens, doc_offsets, corpus.doc_table, shift,
+                                             word_ok, min_length, counters, bucket_bits,
+                                             params.num_hashes, sigma, threads)
+    del counters
+    stats.candidates_after_counting_filter = n_window_ok
+    stats.share_after_counting_filter = n_window_ok / max(stats.windows, 1)
 
-        timer.start("exact_seeds")
-        word_rank = wf.word_ranks(word_ok)
-        pos_bits = sd.bits_for(n_tokens)
-        occurrences, seed_lo, seed_hi, seed_df = _exact_seeds(
-            corpus, window_ok, n_window_ok, word_rank, stats, pos_bits, key_layout, sigma,
-            threads)
+    timer.start("exact_seeds")
+    word_rank = wf.word_ranks(word_ok)
+    pos_bits = sd.bits_for(n_tokens)
+    occurrences, seed_lo, seed_hi, seed_df = _exact_seeds(
+        corpus, window_ok, n_window_ok, word_rank, stats, pos_bits, key_layout, sigma,
+        threads)
 
-        timer.start("psi_order")
-        order = sd.psi_order(tokens, occurrences, seed_lo, seed_df, (1 << pos_bits) - 1)
+    timer.start("psi_order")
+    order = sd.psi_order(tokens, occurrences, seed_lo, seed_df, (1 << pos_bits) - 1)
 
-        timer.start("growth")
-        dead = bitmask_new(n_tokens)  # positions where no phrase of the answer starts
-        covered = bitmask_new(n_tokens)
-        growth = gk.Growth(tokens, doc_offsets, occurrences, seed_lo, seed_hi, word_rank, dead,
-                           pos_bits, sigma, min_length, GROWTH_BUDGET_PER_OCCURRENCE,
-                           GROWTH_BUDGET_FLOOR)
-        grown = grow_all(growth, order, stats.frequent_words, window_ok, covered, threads,
-                         progress)
-        del occurrences, dead, growth
-        _growth_stats(stats, grown, bitmask_count(covered, n_tokens))
+    timer.start("growth")
+    dead = bitmask_new(n_tokens)  # positions where no phrase of the answer starts
+    covered = bitmask_new(n_tokens)
+    growth = gk.Growth(tokens, doc_offsets, occurrences, seed_lo, seed_hi, word_rank, dead,
+                       pos_bits, sigma, min_length, GROWTH_BUDGET_PER_OCCURRENCE,
+                       GROWTH_BUDGET_FLOOR)
+    grown = grow_all(growth, order, stats.frequent_words, window_ok, covered, threads,
+                     progress)
+    del occurrences, dead, growth
+    _growth_stats(stats, grown, bitmask_count(covered, n_tokens))
+
 
     timer.start("output")
     return finish(_phrase_table(tokens, vocab, *grown.arrays()))

@@ -21,13 +21,13 @@ occurrence list the growth reads (no second array of this size, no document look
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from corpus_miner._numba.arrays import grow
 from corpus_miner._numba.bitmask import bit_get
 from corpus_miner.errors import InputError
 from corpus_miner.phrases.doc_index import doc_at
-from corpus_miner.phrases.threads import ordered_map
+from corpus_miner.phrases.threads import in_parts, ordered_map
 
 MAX_BUCKET_BITS = 16
 KEYS_PER_BUCKET = 1 << 21  # about 16 MiB of keys: sorted inside the caches, many tasks
@@ -44,15 +44,14 @@ def _range_bytes(n_bytes, r):
     return r * n_bytes // RANGES, (r + 1) * n_bytes // RANGES
 
 
-@njit(cache=True, parallel=True)
-def count_keys(tokens, window_ok, word_rank, bucket_bits):
+@njit(cache=True, nogil=True)
+def count_keys(tokens, window_ok, word_rank, bucket_bits, hist, r0, r1):
     """hist[r, b]: window_ok positions of the r-th of RANGES position ranges that fall into bucket
-    b. Ranges are whole bytes of the mask, so they never share a position."""
+    b, for r0 <= r < r1. Ranges are whole bytes of the mask, so they never share a position."""
     n = len(tokens)
     n_bytes = (n + 7) >> 3
     low = (np.int64(1) << bucket_bits) - 1
-    hist = np.zeros((RANGES, np.int64(1) << bucket_bits), dtype=np.int64)
-    for r in prange(RANGES):
+    for r in range(r0, r1):
         lo, hi = _range_bytes(n_bytes, r)
         for byte in range(lo, hi):
             if window_ok[byte] == 0:
@@ -60,18 +59,19 @@ def count_keys(tokens, window_ok, word_rank, bucket_bits):
             for p in range(byte << 3, min((byte << 3) + 8, n)):
                 if bit_get(window_ok, p):
                     hist[r, np.int64(word_rank[tokens[p + 1]]) & low] += 1
-    return hist
 
 
-@njit(cache=True, parallel=True)
-def scatter_keys(tokens, window_ok, word_rank, rank_bits, pos_bits, bucket_bits, cursor, keys):
-    """Write the key of every window_ok position p into its bucket: ((bigram >> bucket_bits)
-    << pos_bits) | p, where bigram = rank(a) << rank_bits | rank(b). cursor[r, b] is where range
-    r's first key of bucket b goes (ranges in order, so positions ascend inside a bucket)."""
+@njit(cache=True, nogil=True)
+def scatter_keys(tokens, window_ok, word_rank, rank_bits, pos_bits, bucket_bits, cursor, keys,
+                 r0, r1):
+    """Write the key of every window_ok position p of ranges r0 <= r < r1 into its bucket:
+    ((bigram >> bucket_bits) << pos_bits) | p, where bigram = rank(a) << rank_bits | rank(b).
+    cursor[r, b] is where range r's first key of bucket b goes (ranges in order, so positions
+    ascend inside a bucket)."""
     n = len(tokens)
     n_bytes = (n + 7) >> 3
     low = (np.int64(1) << bucket_bits) - 1
-    for r in prange(RANGES):
+    for r in range(r0, r1):
         lo, hi = _range_bytes(n_bytes, r)
         for byte in range(lo, hi):
             if window_ok[byte] == 0:
@@ -152,15 +152,18 @@ def packed_seeds(tokens, window_ok, word_rank, rank_bits, pos_bits, bucket_bits,
     """(occurrences, seed lo, seed hi, seed df) from packed keys sorted bucket by bucket on
     `threads` threads; occurrences[lo:hi] of a seed are (document << pos_bits) | position,
     ascending."""
-    hist = count_keys(tokens, window_ok, word_rank, bucket_bits)
+    hist = np.zeros((RANGES, 1 << bucket_bits), dtype=np.int64)
+    in_parts(lambda r0, r1: count_keys(tokens, window_ok, word_rank, bucket_bits, hist, r0, r1),
+             RANGES, threads)
     per_bucket = hist.sum(axis=0)
     bucket_start = np.zeros(len(per_bucket) + 1, dtype=np.int64)
     np.cumsum(per_bucket, out=bucket_start[1:])
     # cursor[r, b]: start of bucket b plus the keys of earlier ranges in it
     cursor = bucket_start[:-1][None, :] + np.cumsum(hist, axis=0) - hist
     keys = np.empty(int(bucket_start[-1]), dtype=np.uint64)
-    scatter_keys(tokens, window_ok, word_rank, rank_bits, pos_bits, bucket_bits,
-                 np.ascontiguousarray(cursor), keys)
+    cursor = np.ascontiguousarray(cursor)
+    in_parts(lambda r0, r1: scatter_keys(tokens, window_ok, word_rank, rank_bits, pos_bits,
+                                         bucket_bits, cursor, keys, r0, r1), RANGES, threads)
 
     def sort_and_count(b):
         part = keys[bucket_start[b]:bucket_start[b + 1]]

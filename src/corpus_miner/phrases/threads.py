@@ -1,18 +1,18 @@
-"""How many threads a mining run uses, and running numba's parallel loops on that many."""
+"""How many threads a mining run uses, and running kernels that release the GIL on that many.
+
+Every stage runs its kernels on Python threads (`nogil=True` kernels over parts of the work),
+none uses numba's parallel loops (prange): those compile in 2-3x the time of the same loop
+without them (7.7 of the 27 CPU seconds a first `phrases` run spent compiling) and run no faster
+on parts of milliseconds or more.
+"""
 
 from __future__ import annotations
 
-import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 import numba
-
-# OpenMP threads wait for the next parallel loop asleep, not spinning: mining starts a few thousand
-# loops of milliseconds each, so waking costs nothing measurable, while spinning threads burned
-# ~30% more CPU in the filter passes and took cores from other work on a shared machine. Only
-# takes effect if no parallel loop ran in this process before, and never overrides a user's value.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 # Below this many tokens every stage runs on one thread: a parallel loop costs more to start than
 # the work it shares (and far more on a busy machine, where a second thread waits for a core).
@@ -25,17 +25,6 @@ def mining_threads(n_tokens: int) -> int:
 
 
 @contextmanager
-def numba_threads(threads: int):
-    """numba's parallel loops on `threads` threads in this block (the setting is per thread)."""
-    before = numba.get_num_threads()
-    numba.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        numba.set_num_threads(before)
-
-
-@contextmanager
 def ordered_map(threads: int):
     """A map(function, items) -> list that runs on `threads` Python threads (for kernels that
     release the GIL) and returns the results in the items' order; in the calling thread when
@@ -45,3 +34,18 @@ def ordered_map(threads: int):
         return
     with ThreadPoolExecutor(max_workers=threads) as pool:
         yield lambda function, items: list(pool.map(function, items))
+
+
+def in_parts(function: Callable[[int, int], object], n_items: int, threads: int) -> None:
+    """function(lo, hi) over [0, n_items) cut into `threads` contiguous parts of about equal
+    size, one per thread (as a parallel loop's static schedule would); in the calling thread
+    when threads is 1. The parts must write disjoint outputs."""
+    parts = [(i * n_items // threads, (i + 1) * n_items // threads) for i in range(threads)]
+    parts = [(lo, hi) for lo, hi in parts if lo < hi]
+    if len(parts) <= 1:
+        for lo, hi in parts:
+            function(lo, hi)
+        return
+    with ThreadPoolExecutor(max_workers=len(parts)) as pool:
+        for done in [pool.submit(function, lo, hi) for lo, hi in parts]:
+            done.result()

@@ -8,7 +8,8 @@ other positions. Filtering whole L-windows rather than bigrams is what keeps thi
 large corpora: at a billion tokens of web text three quarters of all bigrams occur in 20
 documents, while 10-token windows repeat almost only inside templates.
 
-Two steps, each a pass over the corpus on all cores:
+Two steps, each a pass over the corpus on all cores (nogil kernels over parts of it, one thread
+each: threads.in_parts):
 1. `frequent_words`: exact document frequency of every word. A window holding a word of fewer
    than sigma documents is itself in fewer, so such windows are never counted (no collisions).
 2. A saturating uint8 counting filter over the other windows' hashes, filled in one pass and
@@ -30,11 +31,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from corpus_miner._numba.bitmask import bit_get, bitmask_new
 from corpus_miner._numba.hashing import WINDOW_BASE, splitmix64, window_roll, window_top
 from corpus_miner.phrases.doc_index import doc_at
+from corpus_miner.phrases.threads import in_parts
 
 CHUNK_POSITIONS = 1 << 22  # positions hashed and partitioned per round of the fill pass, at most
 MIN_CHUNK_POSITIONS = 1 << 16
@@ -65,7 +67,6 @@ def doc_blocks(doc_offsets, n_blocks):
     return bounds
 
 
-@njit(cache=True, parallel=True)
 def frequent_words(tokens, doc_offsets, vocab_size, sigma, n_blocks):
     """ok[t] = token t occurs in >= sigma documents.
 
@@ -78,8 +79,18 @@ def frequent_words(tokens, doc_offsets, vocab_size, sigma, n_blocks):
     cap = min(sigma, 65535)
     bounds = doc_blocks(doc_offsets, n_blocks)
     counts = np.zeros((n_blocks, vocab_size), dtype=np.uint16)
-    for b in prange(n_blocks):
-        last_doc = np.full(vocab_size, -1, dtype=np.int32)
+    in_parts(lambda b0, b1: _count_block_words(tokens, doc_offsets, bounds, cap, counts, b0, b1),
+             n_blocks, n_blocks)
+    ok = np.empty(vocab_size, dtype=np.bool_)
+    in_parts(lambda t0, t1: _enough_documents(counts, cap, ok, t0, t1), vocab_size, n_blocks)
+    return ok
+
+
+@njit(cache=True, nogil=True)
+def _count_block_words(tokens, doc_offsets, bounds, cap, counts, b0, b1):
+    """counts[b, t] = documents of block b holding word t (saturating at cap), b0 <= b < b1."""
+    for b in range(b0, b1):
+        last_doc = np.full(counts.shape[1], -1, dtype=np.int32)
         count = counts[b]
         for d in range(bounds[b], bounds[b + 1]):
             for i in range(doc_offsets[d], doc_offsets[d + 1]):
@@ -88,13 +99,16 @@ def frequent_words(tokens, doc_offsets, vocab_size, sigma, n_blocks):
                     last_doc[t] = d
                     if count[t] < cap:
                         count[t] += 1
-    ok = np.empty(vocab_size, dtype=np.bool_)
-    for t in prange(vocab_size):
+
+
+@njit(cache=True, nogil=True)
+def _enough_documents(counts, cap, ok, t0, t1):
+    """ok[t] = the blocks' counts of word t add up to cap, t0 <= t < t1."""
+    for t in range(t0, t1):
         total = 0
-        for b in range(n_blocks):
+        for b in range(counts.shape[0]):
             total += counts[b, t]
         ok[t] = total >= cap
-    return ok
 
 
 @njit(cache=True)
@@ -116,13 +130,20 @@ def count_windows(doc_offsets: np.ndarray, length: int) -> int:
     return int(np.maximum(np.diff(doc_offsets) - (length - 1), 0).sum())
 
 
-@njit(cache=True, parallel=True)
-def count_frequent_windows(tokens, doc_offsets, word_ok, length, n_blocks):
+def count_frequent_windows(tokens, doc_offsets, word_ok, length, n_blocks) -> int:
     """Number of length-windows inside one document holding only frequent words: the windows the
     counting filter counts (its size is chosen from this)."""
     bounds = doc_blocks(doc_offsets, n_blocks)
     totals = np.zeros(n_blocks, dtype=np.int64)
-    for b in prange(n_blocks):
+    in_parts(lambda b0, b1: _block_windows(tokens, doc_offsets, bounds, word_ok, length, totals,
+                                           b0, b1), n_blocks, n_blocks)
+    return int(totals.sum())
+
+
+@njit(cache=True, nogil=True)
+def _block_windows(tokens, doc_offsets, bounds, word_ok, length, totals, b0, b1):
+    """totals[b] = windows of frequent words in block b, b0 <= b < b1."""
+    for b in range(b0, b1):
         total = 0
         for d in range(bounds[b], bounds[b + 1]):
             run = 0
@@ -134,7 +155,6 @@ def count_frequent_windows(tokens, doc_offsets, word_ok, length, n_blocks):
                 else:
                     run = 0
         totals[b] = total
-    return totals.sum()
 
 
 @dataclass(frozen=True)
@@ -148,8 +168,8 @@ class WordFilter:
 def word_filter(tokens: np.ndarray, doc_offsets: np.ndarray, vocab_size: int, sigma: int,
                 length: int, threads: int) -> WordFilter:
     word_ok = frequent_words(tokens, doc_offsets, vocab_size, sigma, threads)
-    return WordFilter(word_ok, int(count_frequent_windows(tokens, doc_offsets, word_ok, length,
-                                                          threads)))
+    counted = count_frequent_windows(tokens, doc_offsets, word_ok, length, threads)
+    return WordFilter(word_ok, counted)
 
 
 # ---------------------------------------------------------------- step 2: window hashes
@@ -207,16 +227,29 @@ def _cell(h, j, region):
     return np.int64((g * np.uint64(region)) >> np.uint64(32))
 
 
-@njit(cache=True, parallel=True)
 def partition_chunk(tokens, doc_offsets, doc_table, doc_shift, word_ok, length, c0, c1,
-                    bucket_bits, hashes, grouped):
+                    bucket_bits, hashes, grouped, threads):
     """Hash the windows of positions [c0, c1) and group them by bucket. Returns bucket_start:
     grouped[bucket_start[b]:bucket_start[b + 1]] are the hashes of bucket b. Windows that are
-    not counted (hash 0) are left out."""
+    not counted (hash 0) are left out. The chunk is cut into RANGES_PER_CHUNK fixed ranges, so
+    the grouping is the same whatever the number of threads."""
+    hist = np.zeros((RANGES_PER_CHUNK, 1 << bucket_bits), dtype=np.int64)
+    in_parts(lambda r0, r1: _hash_ranges(tokens, doc_offsets, doc_table, doc_shift, word_ok,
+                                         length, c0, c1, bucket_bits, hashes, hist, r0, r1),
+             RANGES_PER_CHUNK, threads)
+    cursor, bucket_start = _bucket_cursors(hist)
+    in_parts(lambda r0, r1: _group_ranges(hashes, c1 - c0, bucket_bits, cursor, grouped, r0, r1),
+             RANGES_PER_CHUNK, threads)
+    return bucket_start
+
+
+@njit(cache=True, nogil=True)
+def _hash_ranges(tokens, doc_offsets, doc_table, doc_shift, word_ok, length, c0, c1, bucket_bits,
+                 hashes, hist, r0, r1):
+    """Ranges r0 <= r < r1 of the chunk: window hashes into `hashes`, per bucket counts into
+    hist[r]."""
     n = c1 - c0
-    n_buckets = 1 << bucket_bits
-    hist = np.zeros((RANGES_PER_CHUNK, n_buckets), dtype=np.int64)
-    for r in prange(RANGES_PER_CHUNK):
+    for r in range(r0, r1):
         lo = r * n // RANGES_PER_CHUNK
         hi = (r + 1) * n // RANGES_PER_CHUNK
         hash_windows(tokens, doc_offsets, doc_table, doc_shift, word_ok, length, c0 + lo, c0 + hi,
@@ -224,6 +257,13 @@ def partition_chunk(tokens, doc_offsets, doc_table, doc_shift, word_ok, length, 
         for i in range(lo, hi):
             if hashes[i] != 0:
                 hist[r, _bucket(hashes[i], bucket_bits)] += 1
+
+
+@njit(cache=True)
+def _bucket_cursors(hist):
+    """(cursor, bucket_start): where range r's first hash of bucket b goes (buckets in order,
+    ranges in order inside a bucket), and where each bucket starts."""
+    n_buckets = hist.shape[1]
     cursor = np.empty((RANGES_PER_CHUNK, n_buckets), dtype=np.int64)
     bucket_start = np.empty(n_buckets + 1, dtype=np.int64)
     total = 0
@@ -233,7 +273,13 @@ def partition_chunk(tokens, doc_offsets, doc_table, doc_shift, word_ok, length, 
             cursor[r, b] = total
             total += hist[r, b]
     bucket_start[n_buckets] = total
-    for r in prange(RANGES_PER_CHUNK):
+    return cursor, bucket_start
+
+
+@njit(cache=True, nogil=True)
+def _group_ranges(hashes, n, bucket_bits, cursor, grouped, r0, r1):
+    """Ranges r0 <= r < r1 of the chunk: their hashes into their buckets' places in grouped."""
+    for r in range(r0, r1):
         lo = r * n // RANGES_PER_CHUNK
         hi = (r + 1) * n // RANGES_PER_CHUNK
         for i in range(lo, hi):
@@ -242,13 +288,12 @@ def partition_chunk(tokens, doc_offsets, doc_table, doc_shift, word_ok, length, 
                 b = _bucket(h, bucket_bits)
                 grouped[cursor[r, b]] = h
                 cursor[r, b] += 1
-    return bucket_start
 
 
-@njit(cache=True, parallel=True)
-def fill_buckets(grouped, bucket_start, counters, region, num_hashes):
-    """Add every grouped window to its counters (saturating at 255); one thread per bucket."""
-    for b in prange(len(bucket_start) - 1):
+@njit(cache=True, nogil=True)
+def fill_buckets(grouped, bucket_start, counters, region, num_hashes, b0, b1):
+    """Add every grouped window of buckets b0 <= b < b1 to its counters (saturating at 255)."""
+    for b in range(b0, b1):
         base = b * region
         for i in range(bucket_start[b], bucket_start[b + 1]):
             h = grouped[i]
@@ -257,33 +302,32 @@ def fill_buckets(grouped, bucket_start, counters, region, num_hashes):
                 counters[c] += counters[c] < 255  # saturating, without a branch
 
 
-@njit(cache=True, parallel=True)
-def full_cells(counters, threshold):
-    """Bit c set when counters[c] >= threshold: what the query pass needs of the filter, in an
-    eighth of its memory (so its random reads mostly hit the cache)."""
+@njit(cache=True, nogil=True)
+def full_cells(counters, threshold, mask, byte0, byte1):
+    """Bit c of mask set when counters[c] >= threshold, for the cells of bytes byte0 <= byte <
+    byte1: what the query pass needs of the filter, in an eighth of its memory (so its random
+    reads mostly hit the cache)."""
     n = len(counters)
-    mask = np.zeros((n >> 3) + 1, dtype=np.uint8)
-    for byte in prange((n + 7) >> 3):
+    for byte in range(byte0, byte1):
         value = 0
         for b in range(min(8, n - (byte << 3))):
             if counters[(byte << 3) + b] >= threshold:
                 value |= 1 << b
         mask[byte] = value
-    return mask
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def query_windows(tokens, doc_offsets, doc_table, doc_shift, word_ok, length, full, region,
-                  bucket_bits, num_hashes, window_ok):
-    """Set bit p of window_ok when the window at p is counted by the filter and all its cells
-    are full; returns how many were set. Threads take whole bytes of window_ok."""
+                  bucket_bits, num_hashes, window_ok, set_bits, r0, r1):
+    """Position ranges r0 <= r < r1 of QUERY_RANGES (whole bytes of window_ok each): set bit p of
+    window_ok when the window at p is counted by the filter and all its cells are full, and
+    set_bits[r] = how many were set."""
     n = len(tokens)
     n_bytes = (n + 7) >> 3
-    set_bits = np.zeros(QUERY_RANGES, dtype=np.int64)
-    for r in prange(QUERY_RANGES):
+    hashes = np.empty(QUERY_BLOCK, dtype=np.uint64)
+    for r in range(r0, r1):
         first = (r * n_bytes // QUERY_RANGES) << 3
         last = min(((r + 1) * n_bytes // QUERY_RANGES) << 3, n)
-        hashes = np.empty(QUERY_BLOCK, dtype=np.uint64)
         count = 0
         for c0 in range(first, last, QUERY_BLOCK):
             c1 = min(c0 + QUERY_BLOCK, last)
@@ -302,7 +346,6 @@ def query_windows(tokens, doc_offsets, doc_table, doc_shift, word_ok, length, fu
                     window_ok[(c0 + i) >> 3] = byte
                     byte = 0
         set_bits[r] = count
-    return set_bits.sum()
 
 
 def filter_layout(n_cells: int) -> tuple[int, int]:
@@ -315,7 +358,7 @@ def filter_layout(n_cells: int) -> tuple[int, int]:
 
 def fill_filter(tokens: np.ndarray, doc_offsets: np.ndarray, doc_table: np.ndarray,
                 doc_shift: int, word_ok: np.ndarray, length: int, n_cells: int,
-                num_hashes: int) -> tuple[np.ndarray, int]:
+                num_hashes: int, threads: int = 1) -> tuple[np.ndarray, int]:
     """(counters, bucket_bits): the counting filter (about n_cells uint8 counters, num_hashes per
     window) of every window tokens[p:p + length] that lies in one document and holds only
     frequent words."""
@@ -325,21 +368,28 @@ def fill_filter(tokens: np.ndarray, doc_offsets: np.ndarray, doc_table: np.ndarr
     buffers = _chunk_buffers(n, bucket_bits)
     for c0 in range(0, n, len(buffers[0])):
         starts = partition_chunk(tokens, doc_offsets, doc_table, doc_shift, word_ok, length, c0,
-                                 min(c0 + len(buffers[0]), n), bucket_bits, *buffers)
-        fill_buckets(buffers[1], starts, counters, region, num_hashes)
+                                 min(c0 + len(buffers[0]), n), bucket_bits, *buffers, threads)
+        in_parts(lambda b0, b1: fill_buckets(buffers[1], starts, counters, region, num_hashes,
+                                             b0, b1), 1 << bucket_bits, threads)
     return counters, bucket_bits
 
 
 def query_filter(tokens: np.ndarray, doc_offsets: np.ndarray, doc_table: np.ndarray,
                  doc_shift: int, word_ok: np.ndarray, length: int, counters: np.ndarray,
-                 bucket_bits: int, num_hashes: int, sigma: int) -> tuple[np.ndarray, int]:
+                 bucket_bits: int, num_hashes: int, sigma: int,
+                 threads: int = 1) -> tuple[np.ndarray, int]:
     """(window_ok, its number of set bits): bit p set when the window at p is counted by the
     filter and every counter of it is >= min(sigma, 255)."""
-    full = full_cells(counters, min(sigma, 255))
+    full = np.zeros((len(counters) >> 3) + 1, dtype=np.uint8)
+    in_parts(lambda y0, y1: full_cells(counters, min(sigma, 255), full, y0, y1),
+             (len(counters) + 7) >> 3, threads)
     window_ok = bitmask_new(len(tokens))
-    n_passed = query_windows(tokens, doc_offsets, doc_table, doc_shift, word_ok, length, full,
-                             len(counters) >> bucket_bits, bucket_bits, num_hashes, window_ok)
-    return window_ok, int(n_passed)
+    set_bits = np.zeros(QUERY_RANGES, dtype=np.int64)
+    region = len(counters) >> bucket_bits
+    in_parts(lambda r0, r1: query_windows(tokens, doc_offsets, doc_table, doc_shift, word_ok,
+                                          length, full, region, bucket_bits, num_hashes,
+                                          window_ok, set_bits, r0, r1), QUERY_RANGES, threads)
+    return window_ok, int(set_bits.sum())
 
 
 def _chunk_buffers(n_tokens: int, bucket_bits: int) -> tuple[np.ndarray, np.ndarray]:
