@@ -32,7 +32,6 @@ from corpus_miner.dedup.shingles import distinct_values
 from corpus_miner.errors import ParameterError
 
 
-
 def permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """The (a, b) of num_perm universal hashes: a in [1, p), b in [0, p), from PCG64(seed)."""
     if num_perm < 1:

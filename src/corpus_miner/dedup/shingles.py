@@ -32,7 +32,6 @@ from corpus_miner._numba.hashing import SHINGLE_SEED, splitmix64
 from corpus_miner.dedup.params import SHINGLE_KINDS
 from corpus_miner.errors import InputError, ParameterError
 
-
 _SPACE = np.uint8(32)
 
 

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from corpus_miner.io.atomic import atomic_path, binary_output, writing_stdout
-from corpus_miner.io.formats import OUTPUT_SUFFIXES, writes_jsonl
+from corpus_miner.io.formats import OUTPUT_SUFFIXES
 from corpus_miner.io.jsonl import JSON_TEXT, RecordLines, is_json_text, json_values, parse_chunk
 from corpus_miner.io.overlap import check_apart
 from corpus_miner.io.readers import DocumentBatch, LineBatch

@@ -29,6 +29,7 @@ straight from the cache.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from numba import njit
@@ -369,8 +370,8 @@ def fill_filter(tokens: np.ndarray, doc_offsets: np.ndarray, doc_table: np.ndarr
     for c0 in range(0, n, len(buffers[0])):
         starts = partition_chunk(tokens, doc_offsets, doc_table, doc_shift, word_ok, length, c0,
                                  min(c0 + len(buffers[0]), n), bucket_bits, *buffers, threads)
-        in_parts(lambda b0, b1: fill_buckets(buffers[1], starts, counters, region, num_hashes,
-                                             b0, b1), 1 << bucket_bits, threads)
+        in_parts(partial(fill_buckets, buffers[1], starts, counters, region, num_hashes),
+                 1 << bucket_bits, threads)
     return counters, bucket_bits
 
 
