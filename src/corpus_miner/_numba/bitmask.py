@@ -23,15 +23,17 @@ def bit_set(mask, i):
     mask[i >> 3] |= np.uint8(1 << (i & 7))
 
 
+_SET_BITS = np.array([bin(v).count("1") for v in range(256)], dtype=np.int64)
+
+
 @njit(cache=True, nogil=True)
 def bitmask_count(mask, n_bits):
-    """Set bits among the first n_bits (bits beyond n_bits in the last byte are ignored)."""
+    """Set bits among the first n_bits (bits beyond n_bits in the last byte are ignored); one
+    table lookup per byte (125 MB at a billion tokens: a fraction of a second on one core)."""
     full = n_bits >> 3
     total = 0
     for byte in range(full):
-        value = mask[byte]
-        for b in range(8):
-            total += (value >> b) & 1
+        total += _SET_BITS[mask[byte]]
     for i in range(full << 3, n_bits):
         total += bit_get(mask, i)
     return total
