@@ -242,9 +242,11 @@ def _hash_shingles(data, begin, end, word_mode, width, trim, ring, out):
 def shingle_hashes_kernel(data, offsets, shingle_size, word_mode, max_shingles):
     """Shingle hashes of every document: (flat uint64 hashes, int64 per-document offsets).
 
-    max_shingles >= 0: a document with more shingles keeps its max_shingles smallest distinct
+    max_shingles an int: a document with more shingles keeps its max_shingles smallest distinct
     hashes, in unspecified order (hashed into a scratch buffer first: the full lists of all
-    documents never exist at once); max_shingles < 0: no cap."""
+    documents never exist at once); None: no cap. numba drops the branches of the other case
+    when it compiles for None, so the default run does not compile the capping kernels (nor
+    numba's sort), a third of this kernel's first-run compile."""
     n_docs = len(offsets) - 1
     units = _unit_counts(data, offsets, word_mode)
     counts = np.empty(n_docs, np.int64)
@@ -252,9 +254,13 @@ def shingle_hashes_kernel(data, offsets, shingle_size, word_mode, max_shingles):
     for d in range(n_docs):
         count = units[d] - shingle_size + 1 if units[d] >= shingle_size else min(units[d], 1)
         counts[d] = count
-        capped = max_shingles >= 0 and count > max_shingles
-        longest_count = max(longest_count, count if capped else 0)
-        kept_total += max_shingles if capped else count
+        if max_shingles is None:
+            kept_total += count
+        elif count > max_shingles:
+            longest_count = max(longest_count, count)
+            kept_total += max_shingles
+        else:
+            kept_total += count
     hashes = np.empty(kept_total, np.uint64)
     scratch = np.empty(longest_count, np.uint64)
     under = np.empty(longest_count + 1, np.uint64)
@@ -269,7 +275,11 @@ def shingle_hashes_kernel(data, offsets, shingle_size, word_mode, max_shingles):
         count = counts[d]
         if count > 0:
             width = min(shingle_size, units[d])
-            if max_shingles < 0 or count <= max_shingles:
+            if max_shingles is None:
+                _hash_shingles(data, offsets[d], offsets[d + 1], word_mode, width, trim, ring,
+                               hashes[kept:kept + count])
+                kept += count
+            elif count <= max_shingles:
                 _hash_shingles(data, offsets[d], offsets[d + 1], word_mode, width, trim, ring,
                                hashes[kept:kept + count])
                 kept += count
@@ -396,5 +406,5 @@ def shingle_batch(texts, shingle_size: int = 5, kind: str = "char",
     if max_shingles is not None and max_shingles < 1:
         raise ParameterError(f"max_shingles must be >= 1 or None, got {max_shingles}")
     data, offsets = text_buffers(normalize_texts(texts))
-    cap = -1 if max_shingles is None else int(max_shingles)
+    cap = None if max_shingles is None else int(max_shingles)
     return shingle_hashes_kernel(data, offsets, int(shingle_size), kind == "word", cap)
