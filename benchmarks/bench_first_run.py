@@ -134,12 +134,20 @@ def import_seconds(stderr: str) -> tuple[float, bool]:
 PROBE = r"""
 import atexit, json, os, sys, time
 from numba.core import dispatcher, sigutils
+from numba.core.compiler_lock import global_compiler_lock
 
 records, stack = [], []
 original = dispatcher.Dispatcher.compile
 
 
 def compile(self, sig):
+    # numba compiles under this lock: a thread that waited for another's compile of the same
+    # signature finds it done here, and is not counted
+    with global_compiler_lock:
+        return timed(self, sig)
+
+
+def timed(self, sig):
     args = tuple(sigutils.normalize_signature(sig)[0])
     if args in self.overloads:
         return original(self, sig)

@@ -56,7 +56,7 @@ class PhraseTables:
 
     def __init__(self, table: PhraseTable, min_length: int | None = None):
         self.table = table
-        self.phrase_tokens = np.ascontiguousarray(table.tokens, dtype=np.uint32)
+        self.phrase_tokens = read_only(np.ascontiguousarray(table.tokens, dtype=np.uint32))
         self.phrase_offsets = np.ascontiguousarray(table.offsets, dtype=np.int64)
         lengths = table.lengths
         if len(table) and lengths.min() < 1:
@@ -77,6 +77,7 @@ class PhraseTables:
 
     def occurrences(self, tokens: np.ndarray, doc_offsets: np.ndarray) -> Occurrences:
         """Every full occurrence of every phrase (overlaps included), in corpus order."""
+        tokens, doc_offsets = read_only(tokens), read_only(doc_offsets)  # one type: a corpus's
         if len(self.table) == 0:
             empty = np.empty(0, dtype=np.int64)
             return Occurrences(empty, empty, empty)
@@ -90,6 +91,7 @@ class PhraseTables:
               ) -> tuple[np.ndarray, np.ndarray, Occurrences]:
         """(covered mask, covered tokens attributed to each phrase, full occurrences) with the
         table in canonical order (index = attribution rank; module docstring)."""
+        tokens, doc_offsets = read_only(tokens), read_only(doc_offsets)  # one type: a corpus's
         occ = self.occurrences(tokens, doc_offsets)
         lengths = self.table.lengths
         in_full, by_full = kernels.cover_by_occurrences(

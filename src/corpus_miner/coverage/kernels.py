@@ -79,7 +79,7 @@ def build_window_table(phrase_tokens, phrase_offsets, k, phrase_rank):
     phrases containing it.
     """
     n_phrases = len(phrase_offsets) - 1
-    n_windows = 0
+    n_windows = np.int64(0)  # not the literal 0: one signature for the kernels it is passed to
     for i in range(n_phrases):
         n_windows += max(0, phrase_offsets[i + 1] - phrase_offsets[i] - k + 1)
     cap = _table_capacity(n_windows)
@@ -88,7 +88,7 @@ def build_window_table(phrase_tokens, phrase_offsets, k, phrase_rank):
     window_pos = np.empty(n_windows, dtype=np.int64)
     window_owner = np.empty(n_windows, dtype=np.int64)
     top = window_top(k)
-    n_unique = 0
+    n_unique = np.int64(0)
     for i in range(n_phrases):
         a = phrase_offsets[i]
         b = phrase_offsets[i + 1]
@@ -170,7 +170,7 @@ def build_prefix_table(phrase_tokens, phrase_offsets, k):
     slot_hash = np.zeros(cap, dtype=np.uint64)
     prefix_pos = np.empty(n_phrases, dtype=np.int64)
     phrase_prefix = np.empty(n_phrases, dtype=np.int64)
-    n_unique = 0
+    n_unique = np.int64(0)
     for i in range(n_phrases):
         a = phrase_offsets[i]
         h = window_hash(phrase_tokens, a, k)
@@ -217,13 +217,14 @@ def find_occurrences(tokens, doc_offsets, k, slots, slot_hash, prefix_pos, group
     """Every (phrase, document, global start) where a phrase occurs in full, in corpus order."""
     empty = np.empty(0, dtype=np.int64)
     n = _scan_prefixes(tokens, doc_offsets, k, slots, slot_hash, prefix_pos, group_offsets,
-                       group_phrases, phrase_tokens, phrase_offsets, empty, empty, empty, False)
+                       group_phrases, phrase_tokens, phrase_offsets, empty, empty, empty,
+                       np.bool_(False))  # not literals: one signature for both calls
     out_phrase = np.empty(n, dtype=np.int64)
     out_doc = np.empty(n, dtype=np.int64)
     out_start = np.empty(n, dtype=np.int64)
     _scan_prefixes(tokens, doc_offsets, k, slots, slot_hash, prefix_pos, group_offsets,
                    group_phrases, phrase_tokens, phrase_offsets, out_phrase, out_doc, out_start,
-                   True)
+                   np.bool_(True))
     return out_phrase, out_doc, out_start
 
 

@@ -217,7 +217,7 @@ def oph_kernel(hashes, offsets, a0, b0, num_perm, salt):
         for j in range(num_perm):
             if row[j] != EMPTY_SLOT:
                 continue
-            attempt = 0
+            attempt = np.int64(0)  # not the literal 0: one signature for _densify_source
             while True:
                 src = _densify_source(j, attempt, num_perm, salt)
                 if row[src] != EMPTY_SLOT:

@@ -334,7 +334,7 @@ def mark_found(positions, lo, hi, length, min_length, window_ok, dead, covered):
 def mark_all_found(positions, lengths, occurrences, min_length, window_ok, dead, covered):
     """mark_found for a list of phrases: phrase i has lengths[i] tokens and occurrences[i]
     occurrences, listed one phrase after the other in `positions`."""
-    start = 0
+    start = np.int64(0)  # not the literal 0: mark_found keeps one signature
     for i in range(len(lengths)):
         mark_found(positions, start, start + occurrences[i], lengths[i], min_length, window_ok,
                    dead, covered)
@@ -403,10 +403,11 @@ def grow_seeds(g, ws, seed_ids):
     n_over = 0
     for s in seed_ids:
         n, n_dead = load_seed(g, ws, s)
-        if n == 0 or distinct_documents(ws.doc, 0, n) < g.sigma:
+        first = np.int64(0)  # not the literal 0: one signature for the kernels called here
+        if n == 0 or distinct_documents(ws.doc, first, n) < g.sigma:
             counters[SEEDS_MASK_SKIPPED] += 1
             continue
-        if left_uniform(g.tokens, g.doc_offsets, ws.pos, ws.doc, 0, n):
+        if left_uniform(g.tokens, g.doc_offsets, ws.pos, ws.doc, first, n):
             counters[SEEDS_LEFT_PRUNED] += 1
             continue
         ws.stack_lo[0] = 0

@@ -113,7 +113,7 @@ def _refine_tied_groups(sa, rank, k):
     for pass_ in range(2):  # count, then fill
         n_groups = 0
         tied = 0
-        j = 0
+        j = np.int64(0)  # int64 like the group starts below: one signature for _group_end
         while j < n:
             e = _group_end(sa, rank, j)
             if e - j >= 2:
@@ -132,7 +132,7 @@ def _refine_tied_groups(sa, rank, k):
     while n_groups > 0:
         out = 0
         for g in range(n_groups):
-            s = starts[g]
+            s = np.int64(starts[g])
             # Only group starts are stored (4 bytes less per tied suffix): a group is the run of
             # suffixes whose rank is still its start. Groups done earlier this round only wrote
             # ranks inside their own range, so the run is intact.
