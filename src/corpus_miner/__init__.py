@@ -11,7 +11,6 @@ from corpus_miner.errors import (  # noqa: E402
     ParameterError,
 )
 
-
 __all__ = [
     "__version__",
     "BloomSpan",

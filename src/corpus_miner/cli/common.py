@@ -41,7 +41,8 @@ def add_input_arguments(parser: argparse.ArgumentParser, saved_corpus: bool = Tr
                         help="field holding the document id; when absent the 0-based row number "
                              "(default: %(default)s)")
     parser.add_argument("--skip-bad", action="store_true",
-                        help="skip malformed JSON lines (counted in the summary) instead of failing")
+                        help="skip malformed JSON lines (counted in the summary) instead of "
+                             "failing")
 
 
 def add_mining_arguments(parser: argparse.ArgumentParser) -> None:

@@ -15,13 +15,12 @@ import argparse
 import io
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from corpus_miner.errors import OutputError, ParameterError
-from corpus_miner.io.atomic import (check_file_output, check_folder_output, is_own_output,
-                                    os_reason)
+from corpus_miner.io.atomic import check_file_output, check_folder_output, is_own_output, os_reason
 from corpus_miner.io.overlap import STDIO, check_apart
 
 

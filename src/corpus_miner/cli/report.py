@@ -136,8 +136,8 @@ def _write_json(data: dict, path: str) -> None:
 def run_report(args) -> int:
     from corpus_miner.cli.common import corpus_from_args, rereadable
     from corpus_miner.cli.engine import on_spark
-    from corpus_miner.io import read_documents
     from corpus_miner.coverage.report import CoverageReport, parse_group_by
+    from corpus_miner.io import read_documents
 
     if on_spark(args):
         from corpus_miner.cli.engine import run_report as run_on_spark

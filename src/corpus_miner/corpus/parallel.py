@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import os
 from collections import deque
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 import numpy as np
 

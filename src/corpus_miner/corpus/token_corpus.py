@@ -16,15 +16,20 @@ from __future__ import annotations
 
 import contextlib
 import unicodedata
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Iterator, Sequence
 
 import numpy as np
 
 from corpus_miner._numba.readonly import read_only
-from corpus_miner.io.artefact import (TOKEN_CORPUS_FORMAT, Artefact, ArtefactWriter, open_artefact,
-                                      write_artefact)
+from corpus_miner.io.artefact import (
+    TOKEN_CORPUS_FORMAT,
+    Artefact,
+    ArtefactWriter,
+    open_artefact,
+    write_artefact,
+)
 from corpus_miner.io.readers import ReadStats
 from corpus_miner.io.strings import StringList
 
@@ -107,7 +112,7 @@ class TokenCorpus:
         return Path(path)
 
     @classmethod
-    def load(cls, path, mmap: bool = True, verify: bool = False) -> "TokenCorpus":
+    def load(cls, path, mmap: bool = True, verify: bool = False) -> TokenCorpus:
         """Open a saved corpus; arrays are memory-mapped (read-only) unless mmap=False.
 
         Always checked (instant): the metadata checksum (edited counts or fields are refused),

@@ -12,15 +12,22 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from corpus_miner.corpus import kernels
+from corpus_miner.corpus.unicode_table import (
+    LOWER_MARK,
+    LOWER_RUN,
+    LOWER_SINGLE,
+    SELF_MARK,
+    SELF_RUN,
+    SELF_SINGLE,
+    code_point_tables,
+)
 from corpus_miner.io.strings import StringList, arrow_string_buffers
-from corpus_miner.corpus.unicode_table import (LOWER_MARK, LOWER_RUN, LOWER_SINGLE, SELF_MARK,
-                                               SELF_RUN, SELF_SINGLE, code_point_tables)
 
 
 def _char_class(flags: np.ndarray) -> str:

@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import regex
@@ -297,7 +297,8 @@ class Cleaner(Estimator):
                 spans.append(doc_spans)
                 shares.append(share)
             if self.params_.mode == "annotate":
-                for name, column in (("junk_spans", pa.array(spans, pa.list_(pa.list_(pa.int64())))),
+                span_type = pa.list_(pa.list_(pa.int64()))
+                for name, column in (("junk_spans", pa.array(spans, span_type)),
                                      ("junk_share", pa.array(shares, pa.float64()))):
                     if name in records.schema.names:  # annotating an annotated corpus: replace
                         records = records.remove_column(records.schema.get_field_index(name))

@@ -20,14 +20,14 @@ best-ranked phrase having an L-window that occurs over the token. The attributed
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from corpus_miner._numba.readonly import read_only
-from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.coverage import kernels as kernels
+from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.io.readers import DocumentBatch
 from corpus_miner.phrases.result import PhraseTable
 
@@ -174,7 +174,7 @@ class Coverage:
     # -- construction ---------------------------------------------------------------------------
     @classmethod
     def from_phrases(cls, corpus, phrases: PhraseTable, min_length: int,
-                     sigma: int | None = None) -> "Coverage":
+                     sigma: int | None = None) -> Coverage:
         """Exact coverage from the maximal phrases of a mining run with this `min_length`."""
         if min_length < 1:
             raise ParameterError(f"min_length must be >= 1, got {min_length}")
@@ -189,13 +189,13 @@ class Coverage:
                    by_phrase, occ, int(min_length), sigma, "mined")
 
     @classmethod
-    def from_miner(cls, miner, corpus) -> "Coverage":
+    def from_miner(cls, miner, corpus) -> Coverage:
         """Coverage of a fitted BloomSpan (or any estimator with phrases_, sigma, min_length)."""
         # an unfitted BloomSpan raises NotFittedError on .phrases_ itself
         return cls.from_phrases(corpus, miner.phrases_, miner.min_length, miner.sigma)
 
     @classmethod
-    def from_phrase_list(cls, corpus, table: PhraseTable) -> "Coverage":
+    def from_phrase_list(cls, corpus, table: PhraseTable) -> Coverage:
         """Coverage by full occurrences of listed phrases (token ids of this corpus' vocabulary).
         df and occurrences are recounted in `corpus`; phrases that never occur stay listed."""
         occ = find_occurrences(corpus, table)  # in corpus order: sorted by start
@@ -213,7 +213,7 @@ class Coverage:
         return cls(covered, doc_offsets, kernels.count_per_document(covered, doc_offsets), table,
                    by_phrase, occ, min_length, None, "list")
 
-    def recompute(self, corpus, keep: np.ndarray) -> "Coverage":
+    def recompute(self, corpus, keep: np.ndarray) -> Coverage:
         """The same kind of coverage from the phrases where `keep` (bool per phrase) is True."""
         table = self.phrases.take(np.flatnonzero(keep))
         if self.source == "mined":

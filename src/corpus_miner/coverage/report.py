@@ -12,16 +12,16 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Iterable
+from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 import numpy as np
 
-from corpus_miner.io.atomic import write_text
-from corpus_miner.io.overlap import check_apart
-from corpus_miner.io.jsonl import json_values
-from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.coverage.coverage import Coverage, aligned_batches
+from corpus_miner.errors import InputError, ParameterError
+from corpus_miner.io.atomic import write_text
+from corpus_miner.io.jsonl import json_values
+from corpus_miner.io.overlap import check_apart
 
 MISSING_GROUP = "(missing)"
 _SPACES = re.compile(r"\s+")
@@ -121,7 +121,7 @@ class CoverageReport:
                      int(cov.phrases.lengths[phrase])))
         return wanted
 
-    def collect(self, batches: Iterable, doc_ids=None) -> "CoverageReport":
+    def collect(self, batches: Iterable, doc_ids=None) -> CoverageReport:
         """One pass over DocumentBatches of the original inputs (same order as the corpus)."""
         cov = self.coverage
         wanted = self._wanted_examples()
@@ -240,9 +240,9 @@ class CoverageReport:
         lines = [
             f"{data['documents']:,} documents, {data['tokens']:,} tokens ({params})",
             f"covered: {data['tokens_covered']:,} tokens = {100 * data['coverage']:.1f}% by "
-            f"{data['phrases']:,} phrases; median document {100 * data['median_document_share']:.1f}"
-            f"%, {data['template_documents']:,} documents >= {100 * self.template_share:.0f}% "
-            "template"]
+            f"{data['phrases']:,} phrases; median document "
+            f"{100 * data['median_document_share']:.1f}%, {data['template_documents']:,} "
+            f"documents >= {100 * self.template_share:.0f}% template"]
         for row in data["hogs_by_tokens_covered"][:hogs]:
             phrase = row["phrase"] if len(row["phrase"]) <= 60 else row["phrase"][:57] + "..."
             lines.append(f"  {row['tokens_covered']:>12,} tok  df {row['df']:>7,}  len "

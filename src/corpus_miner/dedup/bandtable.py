@@ -144,14 +144,14 @@ class BandTable:
         docs = self._docs[self._docs != _NO_DOC]
         return (int(docs.min()), int(docs.max())) if len(docs) else None
 
-    def copy(self) -> "BandTable":
+    def copy(self) -> BandTable:
         table = BandTable(1)
         table._keys, table._docs = self._keys.copy(), self._docs.copy()
         table.num_keys = self.num_keys
         return table
 
     @classmethod
-    def from_items(cls, keys: np.ndarray, docs: np.ndarray) -> "BandTable":
+    def from_items(cls, keys: np.ndarray, docs: np.ndarray) -> BandTable:
         table = cls(len(keys))
         table._keys, table._docs = _rebuild(keys.astype(np.uint64), docs.astype(np.int64),
                                             len(table._keys))

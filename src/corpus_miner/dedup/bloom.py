@@ -229,14 +229,14 @@ class BloomFilter:
         self.bits = bits
 
     @classmethod
-    def for_documents(cls, expected_documents: int, bands: int, fp_prob: float) -> "BloomFilter":
+    def for_documents(cls, expected_documents: int, bands: int, fp_prob: float) -> BloomFilter:
         """A filter for `expected_documents` documents of `bands` keys at `fp_prob` per document."""
         return cls(*bloom_size(expected_documents * bands, key_fp_prob(fp_prob, bands)))
 
     def add(self, keys) -> None:
         bloom_add_kernel(self.bits, _as_keys(keys).ravel(), self.num_bits, self.num_hashes)
 
-    def add_counting(self, keys, twice: "BloomFilter") -> None:
+    def add_counting(self, keys, twice: BloomFilter) -> None:
         """add(keys), and mark in `twice` (same shape) the positions set a second time."""
         if not self.same_shape(twice):
             raise ParameterError("the `twice` filter must have this filter's num_bits and "
@@ -256,10 +256,10 @@ class BloomFilter:
         return bloom_query_then_insert_kernel(self.bits, _as_keys(band_keys), self.num_bits,
                                               self.num_hashes)
 
-    def same_shape(self, other: "BloomFilter") -> bool:
+    def same_shape(self, other: BloomFilter) -> bool:
         return self.num_bits == other.num_bits and self.num_hashes == other.num_hashes
 
-    def merge(self, other: "BloomFilter") -> "BloomFilter":
+    def merge(self, other: BloomFilter) -> BloomFilter:
         """OR of two filters with identical num_bits and num_hashes (a new filter)."""
         if not isinstance(other, BloomFilter):
             raise ParameterError(f"can only merge a BloomFilter, got {type(other).__name__}")
@@ -272,7 +272,7 @@ class BloomFilter:
 
     __or__ = merge
 
-    def copy(self) -> "BloomFilter":
+    def copy(self) -> BloomFilter:
         return BloomFilter(self.num_bits, self.num_hashes, self.bits.copy())
 
     def bits_set(self) -> int:
@@ -301,13 +301,13 @@ class BloomFilter:
                       {"bits.bin": self.bits})
 
     @classmethod
-    def load(cls, path) -> "BloomFilter":
+    def load(cls, path) -> BloomFilter:
         saved = open_artefact(path, BLOOM_FORMAT, (BLOOM_VERSION,), unchecked_versions=(1,),
                               kind="Bloom filter", remedy="save the filter again")
         return cls.from_artefact(saved, saved.metadata)
 
     @classmethod
-    def from_artefact(cls, saved, shape: dict, array_name: str = "bits.bin") -> "BloomFilter":
+    def from_artefact(cls, saved, shape: dict, array_name: str = "bits.bin") -> BloomFilter:
         """The filter whose num_bits / num_hashes are in `shape` (a metadata table) and whose
         bytes are the artefact's array `array_name`."""
         num_bits = saved.count("num_bits", shape, 1)

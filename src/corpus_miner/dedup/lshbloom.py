@@ -174,7 +174,7 @@ class LSHBloom(Estimator):
                              ids=ids.combine_chunks())
 
     @classmethod
-    def from_state(cls, state: LSHBloomState, copy: bool = True) -> "LSHBloom":
+    def from_state(cls, state: LSHBloomState, copy: bool = True) -> LSHBloom:
         """A fitted LSHBloom serving `state` (e.g. Bloom filters merged by Spark); it works on a
         copy of the filter / table unless copy=False (then it may add to the state's)."""
         if not isinstance(state, LSHBloomState):
@@ -247,7 +247,7 @@ class LSHBloom(Estimator):
         return keys.astype(np.uint64, copy=False)
 
     # -- public API ------------------------------------------------------------------------------
-    def fit(self, texts, ids=None) -> "LSHBloom":
+    def fit(self, texts, ids=None) -> LSHBloom:
         """Index a reference corpus (replaces any previous index). texts: a list or array of
         strings, or any iterable of them (a generator is read once, in batches)."""
         if _is_sized(texts):
@@ -259,13 +259,13 @@ class LSHBloom(Estimator):
             self._add(self.band_keys(chunk), id_chunk, detect=False)
         return self
 
-    def fit_keys(self, band_keys: np.ndarray, ids=None) -> "LSHBloom":
+    def fit_keys(self, band_keys: np.ndarray, ids=None) -> LSHBloom:
         """fit() on precomputed band keys (e.g. gathered batch by batch)."""
         self._start(len(band_keys))
         self._add(self._checked_keys(band_keys), ids, detect=False)
         return self
 
-    def partial_fit(self, texts, ids=None) -> "LSHBloom":
+    def partial_fit(self, texts, ids=None) -> LSHBloom:
         """Add a batch to the index (an unfitted object starts a growing index)."""
         if not self.is_fitted():
             self._start(None)
@@ -347,7 +347,7 @@ class LSHBloom(Estimator):
         save_state(path, self.to_state())
 
     @classmethod
-    def load(cls, path) -> "LSHBloom":
+    def load(cls, path) -> LSHBloom:
         return cls.from_state(load_state(path), copy=False)
 
     def metadata(self) -> dict:

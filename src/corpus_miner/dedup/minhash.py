@@ -8,10 +8,11 @@ shingles gets EMPTY_SLOT everywhere (so empty texts match each other, and nothin
 - classic (`sketch="minhash"`): slot j = min over shingles of h_j(x); O(distinct shingles x
   num_perm), mostly in a vectorised fixed-point estimate (see `minhash_kernel`).
 - OPH (`sketch="oph"`): one hash g = h_0(x) splits the shingles into num_perm bins (bin = the top
-  bits of g scaled to num_perm); slot j = the smallest g in bin j. Empty bins are filled by *optimal densification*
-  (Shrivastava, ICML 2017): bin j borrows the value of the first non-empty bin among
-  r(j, 0), r(j, 1), ... where r is a fixed hash of (bin, attempt), the same for every document, so
-  two documents with equal sketches on the sampled bins stay equal. O(shingles + num_perm).
+  bits of g scaled to num_perm); slot j = the smallest g in bin j. Empty bins are filled by
+  *optimal densification* (Shrivastava, ICML 2017): bin j borrows the value of the first
+  non-empty bin among r(j, 0), r(j, 1), ... where r is a fixed hash of (bin, attempt), the same
+  for every document, so two documents with equal sketches on the sampled bins stay equal.
+  O(shingles + num_perm).
 """
 
 from __future__ import annotations
@@ -125,7 +126,8 @@ def _exact_min_over_blocks(x, block_min, a_hi, a_lo, b):
     v = _exact_min(x[best * _BLOCK:(best + 1) * _BLOCK], a_hi, a_lo, b)
     for k in range(len(block_min)):
         eight = v << np.uint64(3)  # 2^64 v / p <= 8v + 8
-        bound = eight + np.uint64(8) + _SLACK if eight < _NO_BOUND - _SLACK - np.uint64(8) else _NO_BOUND
+        fits = eight < _NO_BOUND - _SLACK - np.uint64(8)
+        bound = eight + np.uint64(8) + _SLACK if fits else _NO_BOUND
         if k != best and block_min[k] <= bound:
             v = min(v, _exact_min(x[k * _BLOCK:(k + 1) * _BLOCK], a_hi, a_lo, b))
     return v
@@ -186,7 +188,8 @@ def minhash_kernel(hashes, offsets, a, b):
 
 @njit(cache=True)
 def _densify_source(bin_index, attempt, num_bins, salt):
-    return splitmix64(salt ^ (np.uint64(bin_index) << np.uint64(32)) ^ np.uint64(attempt)) % np.uint64(num_bins)
+    mixed = splitmix64(salt ^ (np.uint64(bin_index) << np.uint64(32)) ^ np.uint64(attempt))
+    return mixed % np.uint64(num_bins)
 
 
 @njit(cache=True, nogil=True)  # nogil: a read-ahead thread can parse meanwhile

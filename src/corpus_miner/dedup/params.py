@@ -65,7 +65,7 @@ class LSHBloomParams:
     max_shingles: int | None = None
     sketch: str = DEFAULT_SKETCH
 
-    def validated(self) -> "LSHBloomParams":
+    def validated(self) -> LSHBloomParams:
         """A copy with the mode alias resolved; ParameterError naming the first bad parameter."""
         if not _is_real(self.threshold) or not 0.0 < self.threshold < 1.0 \
                 or math.isnan(self.threshold):
@@ -77,7 +77,8 @@ class LSHBloomParams:
                                  f"{self.fp_prob!r}")
         shingle_size = _check_int("shingle_size", self.shingle_size, 1)
         if self.shingle_kind not in SHINGLE_KINDS:
-            raise ParameterError(f"shingle_kind must be one of {SHINGLE_KINDS}, got {self.shingle_kind!r}")
+            raise ParameterError(f"shingle_kind must be one of {SHINGLE_KINDS}, "
+                                 f"got {self.shingle_kind!r}")
         expected_items = _check_optional_int("expected_items", self.expected_items, 1)
         seed = _check_int("seed", self.seed, 0, (1 << 63) - 1)
         max_shingles = _check_optional_int("max_shingles", self.max_shingles, 1)
@@ -101,7 +102,7 @@ class LSHBloomParams:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, values: dict) -> "LSHBloomParams":
+    def from_dict(cls, values: dict) -> LSHBloomParams:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:

@@ -26,7 +26,7 @@ class DedupResult:
     def __len__(self) -> int:
         return len(self.is_duplicate)
 
-    def part(self, start: int, stop: int) -> "DedupResult":
+    def part(self, start: int, stop: int) -> DedupResult:
         """The answer of documents start..stop-1 (ordinals in duplicate_of stay global)."""
         def cut(values):
             return None if values is None else values[start:stop]
@@ -34,7 +34,7 @@ class DedupResult:
                            cut(self.duplicate_of_id), cut(self.cluster), cut(self.band_keys))
 
     @classmethod
-    def concat(cls, parts: list["DedupResult"]) -> "DedupResult":
+    def concat(cls, parts: list[DedupResult]) -> DedupResult:
         """The answers of consecutive batches as one (at least one part; all of one kind)."""
         def joined(name, join):
             values = [getattr(part, name) for part in parts]

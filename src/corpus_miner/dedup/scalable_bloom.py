@@ -230,13 +230,13 @@ class ScalableBloomFilter:
         return out
 
     # -- combining ---------------------------------------------------------------------------------
-    def same_plan(self, other: "ScalableBloomFilter") -> bool:
+    def same_plan(self, other: ScalableBloomFilter) -> bool:
         """Same capacity, rate and bands: the layers of both have the same shapes."""
         return (self.capacity, self.fp_prob, self.bands) == (other.capacity, other.fp_prob,
                                                              other.bands) \
             and self.rates[:1] == other.rates[:1]
 
-    def merge(self, other: "ScalableBloomFilter") -> "ScalableBloomFilter":
+    def merge(self, other: ScalableBloomFilter) -> ScalableBloomFilter:
         """Layer-wise OR of two filters of the same plan holding disjoint documents (a new
         filter); refused when a merged layer would hold more than its capacity."""
         if not isinstance(other, ScalableBloomFilter):
@@ -265,7 +265,7 @@ class ScalableBloomFilter:
 
     __or__ = merge
 
-    def copy(self) -> "ScalableBloomFilter":
+    def copy(self) -> ScalableBloomFilter:
         return ScalableBloomFilter(self.capacity, self.fp_prob, self.bands,
                                    [layer.copy() for layer in self.layers], list(self.documents),
                                    list(self.rates))

@@ -21,7 +21,7 @@ The kept hashes come in an unspecified, deterministic order: signatures do not d
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -133,7 +133,8 @@ def _python_texts_to_arrow(texts) -> pa.LargeStringArray:
             try:
                 encoded.append(text.encode("utf-8"))
             except UnicodeEncodeError as exc:
-                raise InputError(f"text of document {document} cannot be UTF-8 encoded: {exc}") from None
+                raise InputError(f"text of document {document} cannot be UTF-8 encoded: "
+                                 f"{exc}") from None
         elif isinstance(text, bytes):
             try:
                 text.decode("utf-8")
@@ -153,9 +154,11 @@ def _python_texts_to_arrow(texts) -> pa.LargeStringArray:
 
 def text_buffers(texts: pa.LargeStringArray) -> tuple[np.ndarray, np.ndarray]:
     """Zero-copy view of a large_string array as (uint8 bytes, int64 offsets relative to them)."""
-    offsets = np.frombuffer(texts.buffers()[1], dtype=np.int64)[texts.offset: texts.offset + len(texts) + 1]
+    all_offsets = np.frombuffer(texts.buffers()[1], dtype=np.int64)
+    offsets = all_offsets[texts.offset: texts.offset + len(texts) + 1]
     data_buf = texts.buffers()[2]
-    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None
+            else np.zeros(0, np.uint8))
     return data, offsets
 
 

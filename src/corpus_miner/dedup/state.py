@@ -85,7 +85,7 @@ class LSHBloomState:
     def bands_rows(self) -> tuple[int, int]:
         return self.params.bands_rows
 
-    def copy(self) -> "LSHBloomState":
+    def copy(self) -> LSHBloomState:
         """A state owning its own filter / table (ids are immutable Arrow data)."""
         bloom = self.bloom.copy() if self.bloom is not None else None
         table = self.band_table.copy() if self.band_table is not None else None

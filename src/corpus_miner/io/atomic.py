@@ -18,8 +18,8 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 from corpus_miner.errors import OutputError
 from corpus_miner.io.signals import deferred

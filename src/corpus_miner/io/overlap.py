@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from corpus_miner.errors import OutputError
 

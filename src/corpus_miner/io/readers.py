@@ -14,20 +14,26 @@ import os
 import queue
 import sys
 import threading
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Literal, overload
+from typing import Literal, overload
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from corpus_miner.io.jsonl import (RecordLines, is_json_text, iter_line_chunks, json_values,
-                                  parse_chunk)
-from corpus_miner.io.artefact import is_saved_corpus, saved_artefact_format
-from corpus_miner.io.strings import arrow_string_buffers
 from corpus_miner.errors import InputError
+from corpus_miner.io.artefact import is_saved_corpus, saved_artefact_format
+from corpus_miner.io.jsonl import (
+    RecordLines,
+    is_json_text,
+    iter_line_chunks,
+    json_values,
+    parse_chunk,
+)
+from corpus_miner.io.strings import arrow_string_buffers
 
 DEFAULT_BATCH_BYTES = 2 << 20  # measured: larger batches cost RAM and gain no speed
 STDIN = "-"

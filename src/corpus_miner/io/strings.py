@@ -7,7 +7,7 @@ Vocabularies and document ids can have millions of entries; as Python str object
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -24,7 +24,7 @@ class StringList(Sequence[str]):
         self._index: dict[str, int] | None = None
 
     @classmethod
-    def from_strings(cls, strings: Iterable[str]) -> "StringList":
+    def from_strings(cls, strings: Iterable[str]) -> StringList:
         encoded = [s.encode("utf-8", "surrogatepass") for s in strings]
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(e) for e in encoded], out=offsets[1:])
@@ -32,7 +32,7 @@ class StringList(Sequence[str]):
         return cls(offsets, data)
 
     @classmethod
-    def from_arrow(cls, arrays: Iterable[pa.Array]) -> "StringList":
+    def from_arrow(cls, arrays: Iterable[pa.Array]) -> StringList:
         """Concatenate Arrow string arrays (no nulls) without going through Python str."""
         offset_parts = [np.zeros(1, dtype=np.int64)]
         data_parts = []

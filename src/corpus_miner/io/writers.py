@@ -8,26 +8,27 @@ Records from other inputs, and tables, are encoded with `json`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import queue
 import sys
 import threading
-import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from corpus_miner.errors import ParameterError
 from corpus_miner.io.atomic import atomic_path, binary_output, writing_stdout
 from corpus_miner.io.formats import OUTPUT_SUFFIXES
 from corpus_miner.io.jsonl import JSON_TEXT, RecordLines, is_json_text, json_values, parse_chunk
 from corpus_miner.io.overlap import check_apart
 from corpus_miner.io.readers import DocumentBatch, LineBatch
-from corpus_miner.errors import ParameterError
+
 
 @dataclass
 class Selection:

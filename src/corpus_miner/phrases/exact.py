@@ -31,8 +31,8 @@ exactly: Q is left-extendable iff a witness has Q's length and a row inside Q's 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 from numba import njit

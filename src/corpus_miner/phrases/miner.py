@@ -13,7 +13,7 @@ the data (phrases/auto.py) and says which in stats_["auto_choice"].
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -45,7 +45,7 @@ class BloomSpan(Estimator):
         self.num_hashes = num_hashes
         self.progress = progress
 
-    def fit(self, corpus) -> "BloomSpan":
+    def fit(self, corpus) -> BloomSpan:
         """Mine `corpus` (a TokenCorpus, or anything with .tokens, .doc_offsets and .vocab)."""
         params = PhraseParams(sigma=self.sigma, min_length=self.min_length,
                               algorithm=self.algorithm, filter_bytes=self.filter_bytes,

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Iterator, Sequence, TextIO
+from typing import TextIO
 
 import numpy as np
 
 from corpus_miner.corpus.tokenizer import join_with_kinds, token_kind
-from corpus_miner.io.atomic import atomic_path, text_output
 from corpus_miner.errors import FormatError, InputError, ParameterError
+from corpus_miner.io.atomic import atomic_path, text_output
 
 COLUMNS = ("phrase", "length", "df", "occurrences")
 
@@ -44,7 +45,7 @@ class PhraseTable:
     vocab: Sequence[str]
 
     @classmethod
-    def from_lists(cls, phrases, df, occurrences, vocab) -> "PhraseTable":
+    def from_lists(cls, phrases, df, occurrences, vocab) -> PhraseTable:
         lengths = np.fromiter((len(p) for p in phrases), dtype=np.int64, count=len(phrases))
         offsets = np.zeros(len(phrases) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
@@ -53,7 +54,7 @@ class PhraseTable:
                    np.asarray(occurrences, dtype=np.int64), vocab)
 
     @classmethod
-    def empty(cls, vocab: Sequence[str] = ()) -> "PhraseTable":
+    def empty(cls, vocab: Sequence[str] = ()) -> PhraseTable:
         return cls.from_lists([], [], [], vocab)
 
     def __len__(self) -> int:
@@ -91,7 +92,7 @@ class PhraseTable:
                  int(self.occurrences[i]))
                 for i in range(len(self))}
 
-    def take(self, order: np.ndarray) -> "PhraseTable":
+    def take(self, order: np.ndarray) -> PhraseTable:
         order = np.asarray(order, dtype=np.int64)
         lengths = self.lengths[order]
         offsets = np.zeros(len(order) + 1, dtype=np.int64)
@@ -137,7 +138,7 @@ class PhraseTable:
             ranks[members[np.lexsort(columns.T[::-1])]] = np.arange(len(members))
         return ranks
 
-    def sorted(self) -> "PhraseTable":
+    def sorted(self) -> PhraseTable:
         """The table in canonical order (canonical_order)."""
         return self.take(self.canonical_order())
 

@@ -14,8 +14,8 @@ from pyspark.sql import types as T
 
 from corpus_miner.dedup.bloom import BloomFilter
 from corpus_miner.dedup.params import LSHBloomParams
-from corpus_miner.dedup.scalable_bloom import ScalableBloomFilter
 from corpus_miner.dedup.pipeline import band_keys_for_texts
+from corpus_miner.dedup.scalable_bloom import ScalableBloomFilter
 from corpus_miner.spark import batches
 from corpus_miner.spark.frames import KEYS, ORDER, band_keys_column
 

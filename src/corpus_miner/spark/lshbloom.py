@@ -113,7 +113,8 @@ class SparkLSHBloom(Estimator):
     def _start(self, params: LSHBloomParams, n_documents: int) -> None:
         self.unpersist()
         self._forget_fitted()
-        self._table_state: LSHBloomState | None = None  # minhash_lsh from a state: its DataFrames, made when needed
+        # minhash_lsh from a state: its DataFrames are made when needed
+        self._table_state: LSHBloomState | None = None
         self.params_ = params
         self.bands_, self.rows_ = params.bands_rows
         self.n_documents_ = int(n_documents)
@@ -166,7 +167,7 @@ class SparkLSHBloom(Estimator):
 
     # -- fit ---------------------------------------------------------------------------------------
     def fit(self, reference_df: DataFrame, text_col: str = "text", id_col: str | None = "id",
-            order_col: str | None = None) -> "SparkLSHBloom":
+            order_col: str | None = None) -> SparkLSHBloom:
         """Index a reference corpus (replaces any previous index); returns self."""
         params = self._validated()
         self._checked(reference_df, text_col, id_col, "fit", count_nulls=False)
@@ -363,7 +364,7 @@ class SparkLSHBloom(Estimator):
 
     @classmethod
     def from_state(cls, state: LSHBloomState, deduplicate_chunks: int = DEFAULT_CHUNKS,
-                   use_pandas_udf: bool = True, copy: bool = True) -> "SparkLSHBloom":
+                   use_pandas_udf: bool = True, copy: bool = True) -> SparkLSHBloom:
         """A SparkLSHBloom serving a fitted index (a copy of its filter unless copy=False)."""
         if not isinstance(state, LSHBloomState):
             raise TypeError(f"from_state needs an LSHBloomState, got {type(state).__name__}")
@@ -386,7 +387,7 @@ class SparkLSHBloom(Estimator):
 
     @classmethod
     def from_local(cls, local: LSHBloom, deduplicate_chunks: int = DEFAULT_CHUNKS,
-                   use_pandas_udf: bool = True) -> "SparkLSHBloom":
+                   use_pandas_udf: bool = True) -> SparkLSHBloom:
         """A SparkLSHBloom serving a fitted local LSHBloom's index."""
         return cls.from_state(local.to_state(), deduplicate_chunks, use_pandas_udf)
 
@@ -395,7 +396,7 @@ class SparkLSHBloom(Estimator):
         save_state(path, self.to_state())
 
     @_class_or_instance_method
-    def load(cls, expected, path) -> "SparkLSHBloom":
+    def load(cls, expected, path) -> SparkLSHBloom:
         """SparkLSHBloom.load(path): the saved index with its parameters. On an instance,
         lsh.load(path) also refuses an index saved with parameters other than lsh's."""
         state = load_state(path)

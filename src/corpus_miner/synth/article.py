@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 
-from corpus_miner.io.atomic import atomic_path, text_output
 from corpus_miner.errors import ParameterError
+from corpus_miner.io.atomic import atomic_path, text_output
 
 ARTICLE_PHRASES = (
     ("this is the first test sentence", 3),

@@ -23,10 +23,10 @@ added instead). `repost_of` holds the id of the copied page, null for originals.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -35,8 +35,16 @@ from corpus_miner.errors import ParameterError
 from corpus_miner.synth import web_render as wk
 from corpus_miner.synth.article import _check_positive
 from corpus_miner.synth.web_render import END, LINE, PARAGRAPH
-from corpus_miner.synth.web_world import (SHARED_SNIPPETS, DISCLAIMER, FOOTER, HEADER, NAVIGATION,
-                                          WIDGET, WebParams, WebWorld)
+from corpus_miner.synth.web_world import (
+    DISCLAIMER,
+    FOOTER,
+    HEADER,
+    NAVIGATION,
+    SHARED_SNIPPETS,
+    WIDGET,
+    WebParams,
+    WebWorld,
+)
 
 BLOCK_DOCS = 8192
 PART_BLOCKS = 6  # Parquet parts of 49,152 pages
@@ -66,7 +74,7 @@ class WebBlock:
     def __len__(self) -> int:
         return len(self.doc_site)
 
-    def head(self, n: int) -> "WebBlock":
+    def head(self, n: int) -> WebBlock:
         end = int(self.doc_offsets[n])
         return WebBlock(self.first_doc, self.tokens[:end], self.seps[:end],
                         self.doc_offsets[:n + 1], self.doc_site[:n], self.doc_source[:n],
@@ -85,11 +93,11 @@ class _Segments:
     sep: np.ndarray
 
     @staticmethod
-    def concat(parts: list["_Segments"]) -> "_Segments":
+    def concat(parts: list[_Segments]) -> _Segments:
         return _Segments(*(np.concatenate([getattr(p, f) for p in parts])
                            for f in ("doc", "key", "kind", "arg", "length", "sep")))
 
-    def take(self, order: np.ndarray) -> "_Segments":
+    def take(self, order: np.ndarray) -> _Segments:
         return _Segments(self.doc[order], self.key[order], self.kind[order], self.arg[order],
                          self.length[order], self.sep[order])
 
