@@ -30,18 +30,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from corpus_miner._numba.arrays import grow
 from corpus_miner.phrases.distributed.counts import content_hash
 from corpus_miner.phrases.distributed.window_sort import adjacent_lcp
 
 CANDIDATE = 0
 DEFERRED = 1
-
-
-@njit(cache=True)
-def _grow(values):
-    bigger = np.empty(2 * len(values), dtype=values.dtype)
-    bigger[:len(values)] = values
-    return bigger
 
 
 @njit(cache=True)
@@ -90,12 +84,12 @@ def frequent_nodes(tokens, offsets, ndocs, nocc, pair_start, pair_a, pair_n, sig
                     kind = DEFERRED if lengths[k] >= hi else CANDIDATE
             if kind >= 0:
                 if found == len(out_lb):
-                    out_lb = _grow(out_lb)
-                    out_rb = _grow(out_rb)
-                    out_depth = _grow(out_depth)
-                    out_df = _grow(out_df)
-                    out_occ = _grow(out_occ)
-                    out_kind = _grow(out_kind)
+                    out_lb = grow(out_lb)
+                    out_rb = grow(out_rb)
+                    out_depth = grow(out_depth)
+                    out_df = grow(out_df)
+                    out_occ = grow(out_occ)
+                    out_kind = grow(out_kind)
                 out_lb[found] = k
                 out_rb[found] = k
                 out_depth[found] = lengths[k]
@@ -114,12 +108,12 @@ def frequent_nodes(tokens, offsets, ndocs, nocc, pair_start, pair_a, pair_n, sig
             frequent = df >= sigma
             if frequent and not node_freq and lo <= depth < hi:
                 if found == len(out_lb):
-                    out_lb = _grow(out_lb)
-                    out_rb = _grow(out_rb)
-                    out_depth = _grow(out_depth)
-                    out_df = _grow(out_df)
-                    out_occ = _grow(out_occ)
-                    out_kind = _grow(out_kind)
+                    out_lb = grow(out_lb)
+                    out_rb = grow(out_rb)
+                    out_depth = grow(out_depth)
+                    out_df = grow(out_df)
+                    out_occ = grow(out_occ)
+                    out_kind = grow(out_kind)
                 out_lb[found] = node_lb
                 out_rb[found] = j - 1
                 out_depth[found] = depth
