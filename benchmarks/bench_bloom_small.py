@@ -24,7 +24,7 @@ from corpus_miner.dedup.scalable_bloom import layer_shape, next_prime
 
 RATE, BANDS, QUERIES = 5e-4, 13, 100_000
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from eval_dedup_quality import write_csv  # noqa: E402  (the dedup benchmarks' CSV writer)
+from csv_table import write_csv  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "bloom_small_filters.csv"
 

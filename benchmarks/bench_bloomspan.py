@@ -22,7 +22,6 @@ Writes to benchmarks/results/:
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import statistics
 import subprocess
@@ -34,6 +33,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from csv_table import write_csv  # noqa: E402
 from data_paths import CORPORA  # noqa: E402
 
 RESULTS = HERE / "results"
@@ -149,15 +149,6 @@ def filter_rows(names, cache: Path, sigma: int = 20, min_length: int = 10) -> li
     return rows
 
 
-def write_csv(rows: list[dict], path: Path) -> None:
-    from corpus_miner.io.atomic import atomic_path
-
-    with atomic_path(path) as tmp, open(tmp, "w", newline="") as out:
-        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    print(f"wrote {path}", file=sys.stderr)
-
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
@@ -170,10 +161,10 @@ def main() -> None:
     parser.add_argument("--skip-filter-sweep", action="store_true")
     args = parser.parse_args()
     RESULTS.mkdir(parents=True, exist_ok=True)
-    write_csv(stage_rows(args.corpora, args.cache_dir, args.repeats),
-              RESULTS / "bloomspan_stages.csv")
+    write_csv(RESULTS / "bloomspan_stages.csv",
+              stage_rows(args.corpora, args.cache_dir, args.repeats))
     if not args.skip_filter_sweep:
-        write_csv(filter_rows(args.corpora, args.cache_dir), RESULTS / "bloomspan_filter.csv")
+        write_csv(RESULTS / "bloomspan_filter.csv", filter_rows(args.corpora, args.cache_dir))
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from pathlib import Path
 from corpus_miner.dedup.banding import banding_errors, choose_bands
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from eval_dedup_quality import write_csv  # noqa: E402  (the dedup benchmarks' CSV writer)
+from csv_table import write_csv  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "choose_bands.csv"
 

@@ -38,14 +38,13 @@ import numpy as np  # noqa: E402
 import psutil  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from eval_dedup_quality import write_csv  # noqa: E402
-
 from corpus_miner.dedup import LSHBloom  # noqa: E402
 from corpus_miner.dedup.banding import band_keys  # noqa: E402
 from corpus_miner.dedup.bloom import BloomFilter  # noqa: E402
 from corpus_miner.dedup.minhash import signatures  # noqa: E402
 from corpus_miner.dedup.shingles import normalize_texts, shingle_batch  # noqa: E402
 
+from csv_table import write_csv  # noqa: E402
 from groundtruth import load_texts  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -131,7 +131,7 @@ def main(argv=None) -> int:
           f"CLI: {(last_cli['out'] + last_cli['err']).strip()}")
     if same is not None:
         print(f"both CLIs wrote the same records (as JSON values): {same}")
-    from eval_dedup_quality import write_csv
+    from csv_table import write_csv
     write_csv(RESULTS / "bench_dedup_cli.csv", rows)
     return 0
 

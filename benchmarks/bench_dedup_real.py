@@ -256,7 +256,7 @@ def main(argv=None) -> int:
               f"(before runs {row['texts_rss_mb']:.1f}, working {row['working_mb']:.1f})  "
               f"copies {row['copies_found']}/{row['copies']}  "
               f"false removals {row['false_removals']}", flush=True)
-    from eval_dedup_quality import write_csv
+    from csv_table import write_csv
     write_csv(RESULTS / "bench_dedup_real.csv", rows)
     return 0
 

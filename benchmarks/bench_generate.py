@@ -12,7 +12,6 @@ Writes benchmarks/results/bench_generate.csv.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import re
@@ -21,6 +20,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from csv_table import write_csv
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SHAPE = ["--sites", "20000", "--vocabulary", "400000", "--body-words", "450"]
@@ -67,11 +68,7 @@ def main(argv=None) -> int:
         print(json.dumps(rows[-1]), flush=True)
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
-    with open(args.out, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    print(f"wrote {args.out}", file=sys.stderr)
+    write_csv(args.out, rows)
     return 0
 
 

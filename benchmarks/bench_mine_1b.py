@@ -36,6 +36,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from csv_table import write_csv
+
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 STAGES = ["word_df", "counting_filter", "candidates", "exact_seeds", "psi_order", "growth",
@@ -117,16 +119,6 @@ def mine(corpus: Path, algorithm: str, sigma: int, min_length: int, work: Path,
     return row
 
 
-def write_csv(rows: list[dict], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
-    os.replace(tmp, path)
-
-
 def plot(rows: list[dict], path: Path) -> None:
     import matplotlib
 
@@ -201,7 +193,7 @@ def main(argv=None) -> int:
                         row["code"])]
                     rows.append(row)
                     print(json.dumps(row), file=sys.stderr)
-                write_csv(rows, args.output)
+                write_csv(args.output, rows, COLUMNS, announce=False)
     plot(rows, args.output.with_suffix(".png"))
     return 0 if all(r.get("identical", "") != "false" for r in rows) else 1
 

@@ -41,6 +41,7 @@ from corpus_miner.corpus.token_corpus import TOKENIZER
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from csv_table import write_csv  # noqa: E402
 from data_paths import CORPORA  # noqa: E402
 
 RESULTS = HERE / "results"
@@ -218,16 +219,6 @@ def run_one(path: Path, algorithm: str, sigma: int, min_length: int, timeout: fl
     return json.loads(done.stdout)
 
 
-def write_csv(rows: list[dict], path: Path) -> None:
-    from corpus_miner.io.atomic import atomic_path
-
-    with atomic_path(path) as tmp:
-        with open(tmp, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
-            writer.writeheader()
-            writer.writerows(rows)
-        os.chmod(tmp, 0o644)
-
 
 def plot(rows: list[dict], path: Path) -> None:
     import matplotlib
@@ -317,7 +308,8 @@ def main(argv=None) -> int:
                     row.update(seconds="", peak_rss_mb="", bytes_per_token="", us_per_token="",
                                phrases="", runs=0)
                 rows.append(row)
-            write_csv(rows, Path(args.output))  # keep partial results if interrupted
+            # keep partial results if interrupted
+            write_csv(Path(args.output), rows, COLUMNS, announce=False)
     plot(rows, Path(args.output).with_suffix(".png"))
     print(f"done in {time.time() - started:.0f} s: {args.output}", file=sys.stderr)
     return 0 if all(r["identical"] != "false" for r in rows) else 1

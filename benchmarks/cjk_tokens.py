@@ -18,7 +18,6 @@ cjk_tokens_sentences.csv.
 from __future__ import annotations
 
 import argparse
-import csv
 import statistics
 import sys
 from pathlib import Path
@@ -30,6 +29,8 @@ from corpus_miner.corpus import load_corpus, tokenize
 from corpus_miner.coverage import Coverage
 from corpus_miner.io import read_documents
 from corpus_miner.phrases import BloomSpan
+
+from csv_table import write_csv
 
 RESULTS = Path(__file__).resolve().parent / "results"
 OLD_RULE = regex.compile(r"[\p{L}\p{M}\p{N}]+")
@@ -119,11 +120,7 @@ def main(argv=None) -> int:
     for out, table in ((args.out, rows), (args.out.with_name(args.out.stem + "_phrases.csv"),
                                           phrases),
                        (args.out.with_name(args.out.stem + "_sentences.csv"), sentences)):
-        with open(out, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(table[0]))
-            writer.writeheader()
-            writer.writerows(table)
-        print(f"wrote {out}", file=sys.stderr)
+        write_csv(out, table)
     return 0
 
 

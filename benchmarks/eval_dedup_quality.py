@@ -20,7 +20,6 @@ Writes benchmarks/results/dedup_quality.csv and dedup_bloom_fp.csv.
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 import time
 from pathlib import Path
@@ -31,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus_miner.dedup import BloomFilter, LSHBloom  # noqa: E402
 from corpus_miner.dedup.shingles import normalize_texts  # noqa: E402
 
+from csv_table import write_csv  # noqa: E402
 from groundtruth import best_earlier_jaccard, candidate_pairs, load_texts, plant_near_duplicates  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -201,17 +201,6 @@ def bloom_fp(args):
               f"ratio={row['ratio']} ({row['false_positives']}/{row['queried_unique_docs']})")
     write_csv(RESULTS / "dedup_bloom_fp.csv", rows_out)
 
-
-def write_csv(path: Path, rows: list[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fields = []
-    for row in rows:
-        fields += [k for k in row if k not in fields]
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(rows)
-    print(f"wrote {path}")
 
 
 def main(argv=None) -> int:

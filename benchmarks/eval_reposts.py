@@ -14,7 +14,6 @@ Writes benchmarks/results/eval_reposts.csv.
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 import tempfile
 from pathlib import Path
@@ -27,6 +26,8 @@ from corpus_miner.dedup import LSHBloom
 from corpus_miner.io import read_documents
 from corpus_miner.phrases import BloomSpan
 from corpus_miner.synth import web_pages as w
+
+from csv_table import write_csv
 
 RESULTS = Path(__file__).resolve().parent / "results"
 KINDS = {w.REPOST_VARIABLES: "reposts: new variable parts only",
@@ -63,11 +64,7 @@ def main(argv=None) -> int:
                              "count": int(pick.sum()), "flagged": int(flagged[pick].sum()),
                              "share_flagged": round(float(flagged[pick].mean()), 4)})
                 print(rows[-1], flush=True)
-    with open(args.out, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    print(f"wrote {args.out}", file=sys.stderr)
+    write_csv(args.out, rows)
     return 0
 
 
