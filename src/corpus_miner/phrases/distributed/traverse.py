@@ -30,12 +30,27 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from corpus_miner._numba.arrays import grow
 from corpus_miner.phrases.distributed.counts import content_hash
 from corpus_miner.phrases.distributed.window_sort import adjacent_lcp
 
 CANDIDATE = 0
 DEFERRED = 1
+
+
+@njit(cache=True, inline="always")
+def _emit(out, found, lb, rb, depth, df, occurrences, kind):
+    """`out` (a (capacity, 6) int64 table, doubled when full) with row `found` set."""
+    if found == len(out):
+        bigger = np.empty((2 * len(out), 6), dtype=np.int64)
+        bigger[:found] = out
+        out = bigger
+    out[found, 0] = lb
+    out[found, 1] = rb
+    out[found, 2] = depth
+    out[found, 3] = df
+    out[found, 4] = occurrences
+    out[found, 5] = kind
+    return out
 
 
 @njit(cache=True)
@@ -58,12 +73,7 @@ def frequent_nodes(tokens, offsets, ndocs, nocc, pair_start, pair_a, pair_n, sig
     st_corr = np.zeros(n + 2, dtype=np.int64)
     st_freq = np.zeros(n + 2, dtype=np.bool_)
     top = 0
-    out_lb = np.empty(16, dtype=np.int64)
-    out_rb = np.empty(16, dtype=np.int64)
-    out_depth = np.empty(16, dtype=np.int64)
-    out_df = np.empty(16, dtype=np.int64)
-    out_occ = np.empty(16, dtype=np.int64)
-    out_kind = np.empty(16, dtype=np.int64)
+    out = np.empty((16, 6), dtype=np.int64)  # lb, rb, depth, df, occurrences, kind
     found = 0
     for j in range(1, n + 1):
         current = lcp[j] if j < n else 0  # boundary between windows j - 1 and j
@@ -83,19 +93,7 @@ def frequent_nodes(tokens, offsets, ndocs, nocc, pair_start, pair_a, pair_n, sig
                 if lengths[k] >= lo:
                     kind = DEFERRED if lengths[k] >= hi else CANDIDATE
             if kind >= 0:
-                if found == len(out_lb):
-                    out_lb = grow(out_lb)
-                    out_rb = grow(out_rb)
-                    out_depth = grow(out_depth)
-                    out_df = grow(out_df)
-                    out_occ = grow(out_occ)
-                    out_kind = grow(out_kind)
-                out_lb[found] = k
-                out_rb[found] = k
-                out_depth[found] = lengths[k]
-                out_df[found] = df
-                out_occ[found] = nocc[k]
-                out_kind[found] = kind
+                out = _emit(out, found, k, k, lengths[k], df, nocc[k], kind)
                 found += 1
         lb = k
         while current < st_lcp[top]:
@@ -107,19 +105,8 @@ def frequent_nodes(tokens, offsets, ndocs, nocc, pair_start, pair_a, pair_n, sig
             df = doc_sum[j] - doc_sum[node_lb] - node_corr
             frequent = df >= sigma
             if frequent and not node_freq and lo <= depth < hi:
-                if found == len(out_lb):
-                    out_lb = grow(out_lb)
-                    out_rb = grow(out_rb)
-                    out_depth = grow(out_depth)
-                    out_df = grow(out_df)
-                    out_occ = grow(out_occ)
-                    out_kind = grow(out_kind)
-                out_lb[found] = node_lb
-                out_rb[found] = j - 1
-                out_depth[found] = depth
-                out_df[found] = df
-                out_occ[found] = occ_sum[j] - occ_sum[node_lb]
-                out_kind[found] = CANDIDATE
+                out = _emit(out, found, node_lb, j - 1, depth, df, occ_sum[j] - occ_sum[node_lb],
+                            np.int64(CANDIDATE))
                 found += 1
             lb = node_lb
             if current <= st_lcp[top]:  # the parent is the entry below
@@ -146,8 +133,8 @@ def frequent_nodes(tokens, offsets, ndocs, nocc, pair_start, pair_a, pair_n, sig
                     else:
                         high = mid - 1
                 st_corr[low] += pair_n[t]
-    return (out_lb[:found].copy(), out_rb[:found].copy(), out_depth[:found].copy(),
-            out_df[:found].copy(), out_occ[:found].copy(), out_kind[:found].copy())
+    return (out[:found, 0].copy(), out[:found, 1].copy(), out[:found, 2].copy(),
+            out[:found, 3].copy(), out[:found, 4].copy(), out[:found, 5].copy())
 
 
 def pairs_by_later_window(n_windows: int, a: np.ndarray, b: np.ndarray, count: np.ndarray
