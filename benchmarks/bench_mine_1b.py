@@ -8,12 +8,15 @@ made by `python benchmarks/gen_big.py DIR 1e9` (27 parts of ~37M tokens; see the
 lists how many leading parts make each corpus (3 parts ~ 113M tokens, 8 ~ 301M, 27 = all). Each
 corpus is tokenized once (`corpus-miner tokenize`, cached in --cache-dir) and then mined by
 `corpus-miner phrases CORPUS --sigma S --min-length L --algorithm A -o OUT --stats STATS` under
-/usr/bin/time -v, one process per run, so the figures are what a user of the command gets:
+/usr/bin/time -v, one process per run, so the figures are what a user of the command gets.
+Before each run the corpus files are read once, so every run starts with them in the page cache
+(as right after `tokenize`; a corpus read from disk adds its read time, ~12 s for 4 GB here):
 
   wall_seconds, user_seconds, sys_seconds   of the whole process (start-up and output included)
   peak_rss_mb        the process's maximum resident set, memory-mapped corpus pages included
   bytes_per_token    peak_rss_mb / tokens;  us_per_token = wall_seconds / tokens
   cores_used         (user + sys) / wall
+  load_1min          the 1-minute load average before and after the run, averaged (ours included)
   stage columns      wall seconds per mining stage, from --stats
   output_sha256      of the phrase file; with --reference-src DIR each run is repeated with
                      PYTHONPATH=DIR (another checkout's src/) and `identical` says whether the
@@ -43,7 +46,7 @@ RESULTS = HERE / "results"
 STAGES = ["word_df", "counting_filter", "candidates", "exact_seeds", "psi_order", "growth",
           "output"]
 COLUMNS = ["corpus", "tokens", "documents", "algorithm", "sigma", "min_length", "code",
-           "wall_seconds", "user_seconds", "sys_seconds", "cores_used", "peak_rss_mb",
+           "wall_seconds", "user_seconds", "sys_seconds", "cores_used", "load_1min", "peak_rss_mb",
            "bytes_per_token", "us_per_token", "phrases", "seeds", "window_ok_share",
            *[f"stage_{s}" for s in STAGES], "output_sha256", "identical"]
 
@@ -66,6 +69,13 @@ def tokenized(parquet_dir: Path, n_parts: int, cache: Path) -> Path:
     subprocess.run([sys.executable, "-m", "corpus_miner", "tokenize", str(links), "-o", str(out)],
                    check=True)
     return out
+
+
+def read_into_page_cache(corpus: Path) -> None:
+    for file in sorted(corpus.iterdir()):
+        with open(file, "rb") as f:
+            while f.read(1 << 24):
+                pass
 
 
 def _time_v(stderr: str, label: str) -> float:
@@ -92,7 +102,10 @@ def mine(corpus: Path, algorithm: str, sigma: int, min_length: int, work: Path,
                str(corpus), "--sigma", str(sigma), "--min-length", str(min_length),
                "--algorithm", algorithm, "-o", str(out), "--stats", str(stats_path)]
     print(" ".join(command[2:]), file=sys.stderr)
+    read_into_page_cache(corpus)
+    load = os.getloadavg()[0]
     done = subprocess.run(command, capture_output=True, text=True, env=env)
+    load = (load + os.getloadavg()[0]) / 2
     if done.returncode != 0:
         raise SystemExit(f"failed: {done.stderr[-2000:]}")
     stats = json.loads(stats_path.read_text())
@@ -107,6 +120,7 @@ def mine(corpus: Path, algorithm: str, sigma: int, min_length: int, work: Path,
            "sigma": sigma, "min_length": min_length, "code": "reference" if src else "this",
            "wall_seconds": round(wall, 2), "user_seconds": round(user, 2),
            "sys_seconds": round(system, 2), "cores_used": round((user + system) / wall, 2),
+           "load_1min": round(load, 2),
            "peak_rss_mb": round(peak_mb, 1),
            "bytes_per_token": round(peak_mb * 2**20 / max(tokens, 1), 2),
            "us_per_token": round(wall * 1e6 / max(tokens, 1), 4),
