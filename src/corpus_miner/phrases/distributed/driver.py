@@ -22,6 +22,7 @@ from corpus_miner.phrases.distributed.encode import (
     tokenize_batch,
 )
 from corpus_miner.phrases.distributed.stages import Plan, Round
+from corpus_miner.phrases.distributed.windows import unpack_arrays
 from corpus_miner.phrases.result import PhraseTable
 
 
@@ -88,6 +89,8 @@ def mine_partitions(partitions: Sequence[Sequence[pa.Array]], plan: Plan,
             summary = stages.partition_summary(part, plan, spec)
             for bucket, stage, blob in stages.route(summary, plan, spec, part_index):
                 routed[bucket][stage].append(blob)
+        _count_shipped(stats, round_index, [final + partial for final, partial in
+                                            routed.values()])
         forwarded = defaultdict(list)
         next_keys, next_occ = [], []
         for final, partial in routed.values():
@@ -97,6 +100,7 @@ def mine_partitions(partitions: Sequence[Sequence[pa.Array]], plan: Plan,
             next_occ.append(later[2])
             for bucket, blob in sent:
                 forwarded[bucket].append(blob)
+        _count_shipped(stats, round_index, list(forwarded.values()))
         for blobs in forwarded.values():
             phrases, later, _ = stages.reduce_round(blobs, [], plan, spec)
             found.append(phrases)
@@ -115,6 +119,22 @@ def mine_partitions(partitions: Sequence[Sequence[pa.Array]], plan: Plan,
     table_out = _phrase_table(found, vocab).sorted()
     stats["phrases"] = len(table_out)
     return table_out, stats
+
+
+def _count_shipped(stats: dict, round_index: int, buckets: list[list[bytes]]) -> None:
+    """Add to round_index's counts: window tokens shipped (pools) and the most one bucket
+    received, and what copying every distinct window would have shipped instead."""
+    shipped, copied = 0, 0
+    for blobs in buckets:
+        arrays = [unpack_arrays(blob) for blob in blobs]
+        received = sum(len(a["tokens"]) for a in arrays)
+        shipped += received
+        copied += sum(int(a["lengths"].sum()) for a in arrays)
+        key = f"round_{round_index}_largest_bucket_tokens"
+        stats[key] = max(stats.get(key, 0), received)
+    for name, value in (("shipped_tokens", shipped), ("window_tokens", copied)):
+        key = f"round_{round_index}_{name}"
+        stats[key] = stats.get(key, 0) + value
 
 
 def _salted(keys: np.ndarray, salts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -54,14 +54,14 @@ def _emit(out, found, lb, rb, depth, df, occurrences, kind):
 
 
 @njit(cache=True)
-def frequent_nodes(tokens, offsets, ndocs, nocc, pair_start, pair_a, pair_n, sigma, lo, hi):
+def frequent_nodes(tokens, starts, lengths, ndocs, nocc, pair_start, pair_a, pair_n, sigma, lo,
+                   hi):
     """(lb, rb, depth, df, occurrences, kind) of every candidate (kind CANDIDATE: df >= sigma, no
     frequent child, lo <= depth < hi) and deferred window (kind DEFERRED: a single window of depth
-    hi with df >= sigma). Windows are sorted; pairs (pair_a[t], b) with counts pair_n[t] are
-    listed for each later window b in t = pair_start[b] .. pair_start[b + 1] - 1."""
+    hi with df >= sigma). Windows (tokens[starts[w]:starts[w] + lengths[w]]) are sorted; pairs
+    (pair_a[t], b) with counts pair_n[t] are listed for each later window b in
+    t = pair_start[b] .. pair_start[b + 1] - 1."""
     n = len(ndocs)
-    starts = offsets[:-1]
-    lengths = offsets[1:] - offsets[:-1]
     lcp = adjacent_lcp(tokens, starts, lengths, np.arange(n))
     doc_sum = np.zeros(n + 1, dtype=np.int64)
     occ_sum = np.zeros(n + 1, dtype=np.int64)
@@ -180,18 +180,18 @@ def decide(summary, sigma: int, lo: int, hi: int, mask: np.uint64):
     (key: content_hash of its first hi tokens with `mask`, the next round's group key)."""
     pair_start, pair_a, pair_n = pairs_by_later_window(summary.n_windows, summary.pair_a,
                                                        summary.pair_b, summary.pair_n)
-    lb, rb, depth, df, occ, kind = frequent_nodes(summary.tokens, summary.offsets, summary.ndocs,
-                                                  summary.nocc, pair_start, pair_a, pair_n,
-                                                  sigma, lo, hi)
+    lb, rb, depth, df, occ, kind = frequent_nodes(summary.tokens, summary.starts, summary.lengths,
+                                                  summary.ndocs, summary.nocc, pair_start, pair_a,
+                                                  pair_n, sigma, lo, hi)
     answer = kind == CANDIDATE
     keep = np.flatnonzero(answer)[~left_extendable(summary, lb[answer], rb[answer], sigma)]
-    starts = summary.offsets[lb[keep]]
+    starts = summary.starts[lb[keep]]
     lengths = depth[keep]
     offsets = np.zeros(len(keep) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     gather = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])
     phrases = (summary.tokens[gather], offsets, df[keep], occ[keep])
     later = np.flatnonzero(kind == DEFERRED)
-    keys = np.array([content_hash(summary.tokens, summary.offsets[lb[i]], hi, mask)
+    keys = np.array([content_hash(summary.tokens, summary.starts[lb[i]], hi, mask)
                      for i in later], dtype=np.uint64)
     return phrases, (keys, df[later], occ[later])

@@ -13,6 +13,13 @@ Windows end where no frequent phrase can reach: at the end of the chain of conse
 whose min_length-gram is in the frequent-gram filter (a frequent phrase has only frequent grams),
 or at hi_r. A window shorter than hi_r has thus seen the end of every frequent extension.
 
+Window pools. A summary holds each distinct window as a view (start, length) into a pool of
+tokens that holds the union of the windows' spans once, in text order (compact_pool): the
+windows of neighbouring positions of a passage overlap in all but a token, so copying each one
+would cost occurrences x window length (a 2,000-token passage that 3 documents share, deferred
+round after round, is millions of copied tokens); a pool costs at most the tokens it was cut
+from. Pools merge by concatenation (and compact again to the windows kept).
+
 Summaries. Documents never cross partitions, so everything a group needs is a sum over documents:
 per distinct window (content): documents and occurrences; per pair of windows a < b of the same
 class (equal first lo_r tokens) that are consecutive among one document's windows: the number of
@@ -37,6 +44,7 @@ from corpus_miner.phrases.distributed.counts import (
     run_ends,
     window_hash,
 )
+from corpus_miner.phrases.distributed.window_pool import compact_pool
 from corpus_miner.phrases.distributed.window_sort import (
     adjacent_lcp,
     ranks_from_lcp,
@@ -213,7 +221,8 @@ def window_hashes(tokens: np.ndarray, starts: np.ndarray, length: int,
 class Summary:
     """Sums over a set of documents for the groups of one round; windows sorted by content.
 
-    tokens, offsets: the distinct windows (window w is tokens[offsets[w]:offsets[w + 1]])
+    tokens, starts, lengths: the distinct windows as views into a token pool (window w is
+        tokens[starts[w]:starts[w] + lengths[w]]; see compact_pool)
     gkey: group key of each window; ndocs / nocc: documents / occurrences having it
     pair_a, pair_b, pair_n: consecutive windows a < b (same class) in pair_n documents
     left_x, left_w, left_n: left_n documents have an occurrence of window left_w after x
@@ -221,7 +230,8 @@ class Summary:
     """
 
     tokens: np.ndarray
-    offsets: np.ndarray
+    starts: np.ndarray
+    lengths: np.ndarray
     gkey: np.ndarray
     ndocs: np.ndarray
     nocc: np.ndarray
@@ -243,9 +253,8 @@ class Summary:
     @classmethod
     def empty(cls) -> Summary:
         i64 = np.zeros(0, np.int64)
-        return cls(np.zeros(0, np.uint32), np.zeros(1, np.int64), np.zeros(0, np.uint64), i64,
-                   i64, i64, i64, i64, np.zeros(0, np.uint32), i64, i64, np.zeros(0, np.uint32),
-                   i64, i64, i64)
+        return cls(np.zeros(0, np.uint32), i64, i64, np.zeros(0, np.uint64), i64, i64, i64, i64,
+                   i64, np.zeros(0, np.uint32), i64, i64, np.zeros(0, np.uint32), i64, i64, i64)
 
     def to_bytes(self) -> bytes:
         return pack_arrays({f.name: getattr(self, f.name) for f in fields(self)})
@@ -353,10 +362,8 @@ def build_summary(tokens: np.ndarray, occ: Occurrences, lo: int) -> Summary:
 
 def _summary_from(tokens, reps, starts, lengths, gkey, rank, doc, left, window_class) -> Summary:
     n_windows = len(reps)
-    win_len = lengths[reps]
-    offsets = np.zeros(n_windows + 1, dtype=np.int64)
-    np.cumsum(win_len, out=offsets[1:])
-    gather = np.repeat(starts[reps] - offsets[:-1], win_len) + np.arange(offsets[-1])
+    win_len = np.ascontiguousarray(lengths[reps])
+    pool, pool_starts = compact_pool(tokens, np.ascontiguousarray(starts[reps]), win_len)
     nocc = np.bincount(rank, minlength=n_windows).astype(np.int64)
     (win, d), _ = _group_sum([rank, doc], np.ones(len(rank), np.int64))  # distinct (window, doc)
     ndocs = np.bincount(win, minlength=n_windows).astype(np.int64)
@@ -371,10 +378,9 @@ def _summary_from(tokens, reps, starts, lengths, gkey, rank, doc, left, window_c
     at, a, b = _consecutive_pairs([dd[by_doc], x[by_doc]], w[by_doc], window_class)
     (lpair_x, lpair_a, lpair_b), lpair_n = _group_sum([x[by_doc][at], a, b],
                                                       np.ones(len(a), np.int64))
-    return Summary(np.ascontiguousarray(tokens[gather], dtype=np.uint32), offsets,
-                   np.asarray(gkey, np.uint64), ndocs, nocc, pair_a, pair_b, pair_n,
-                   left_x.astype(np.uint32), left_w, left_n, lpair_x.astype(np.uint32), lpair_a,
-                   lpair_b, lpair_n)
+    return Summary(pool, pool_starts, win_len, np.asarray(gkey, np.uint64), ndocs, nocc, pair_a,
+                   pair_b, pair_n, left_x.astype(np.uint32), left_w, left_n,
+                   lpair_x.astype(np.uint32), lpair_a, lpair_b, lpair_n)
 
 
 def merge_summaries(parts: list[Summary]) -> Summary:
@@ -386,14 +392,12 @@ def merge_summaries(parts: list[Summary]) -> Summary:
         return parts[0]
     tokens = np.concatenate([p.tokens for p in parts])
     base = np.cumsum([0] + [len(p.tokens) for p in parts[:-1]])
-    starts = np.concatenate([p.offsets[:-1] + b for p, b in zip(parts, base, strict=True)])
-    lengths = np.concatenate([np.diff(p.offsets) for p in parts])
+    starts = np.concatenate([p.starts + b for p, b in zip(parts, base, strict=True)])
+    lengths = np.concatenate([p.lengths for p in parts])
     _, rank, _, reps = _distinct_windows(tokens, starts, lengths)
     n_windows = len(reps)
-    win_len = lengths[reps]
-    offsets = np.zeros(n_windows + 1, dtype=np.int64)
-    np.cumsum(win_len, out=offsets[1:])
-    gather = np.repeat(starts[reps] - offsets[:-1], win_len) + np.arange(offsets[-1])
+    win_len = np.ascontiguousarray(lengths[reps])
+    pool, pool_starts = compact_pool(tokens, np.ascontiguousarray(starts[reps]), win_len)
     shift = np.cumsum([0] + [p.n_windows for p in parts[:-1]])
 
     def cat(name: str, remap: bool = False) -> np.ndarray:
@@ -410,7 +414,7 @@ def merge_summaries(parts: list[Summary]) -> Summary:
     (left_x, left_w), left_n = _group_sum([cat("left_x"), cat("left_w", True)], cat("left_n"))
     (lpair_x, lpair_a, lpair_b), lpair_n = _group_sum(
         [cat("lpair_x"), cat("lpair_a", True), cat("lpair_b", True)], cat("lpair_n"))
-    return Summary(tokens[gather], offsets, gkey, ndocs, nocc, pair_a, pair_b, pair_n,
+    return Summary(pool, pool_starts, win_len, gkey, ndocs, nocc, pair_a, pair_b, pair_n,
                    left_x.astype(np.uint32), left_w, left_n, lpair_x.astype(np.uint32), lpair_a,
                    lpair_b, lpair_n)
 
@@ -421,14 +425,13 @@ def subset(summary: Summary, keep: np.ndarray) -> Summary:
     if keep.all():
         return summary
     new_index = np.cumsum(keep) - 1
-    lengths = np.diff(summary.offsets)[keep]
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    chosen = np.repeat(keep, np.diff(summary.offsets))
+    lengths = np.ascontiguousarray(summary.lengths[keep])
+    pool, pool_starts = compact_pool(summary.tokens, np.ascontiguousarray(summary.starts[keep]),
+                                     lengths)
     pairs = keep[summary.pair_a]
     lefts = keep[summary.left_w]
     lpairs = keep[summary.lpair_a]
-    return Summary(summary.tokens[chosen], offsets, summary.gkey[keep], summary.ndocs[keep],
+    return Summary(pool, pool_starts, lengths, summary.gkey[keep], summary.ndocs[keep],
                    summary.nocc[keep], new_index[summary.pair_a[pairs]],
                    new_index[summary.pair_b[pairs]], summary.pair_n[pairs],
                    summary.left_x[lefts], new_index[summary.left_w[lefts]],
