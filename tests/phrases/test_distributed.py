@@ -34,6 +34,7 @@ from corpus_miner.phrases.distributed.windows import Occurrences, Summary
 
 from .corpora import small_corpora
 from .oracle import brute_force_mcfp
+from .passages import shared_passage_texts
 
 
 def as_texts(docs) -> list[str]:
@@ -104,6 +105,28 @@ def test_periodic_runs_and_long_templates(repeats):
     table, stats = mine_partitions(partitioned(texts, 4), plan)
     assert list(table.rows()) == local_rows(texts, 3, 3)
     assert stats["rounds"] >= 7
+
+
+@pytest.mark.parametrize("n_partitions, cap, buckets, salt_threshold",
+                         [(1, 8, 1, 10**9), (3, 8, 4, 10**9), (14, 4, 3, 10**9), (5, 8, 3, 40)])
+def test_long_shared_passages_ship_each_token_at_most_once_per_bucket(n_partitions, cap, buckets,
+                                                                       salt_threshold):
+    """Two 600-token passages, each in 3 documents, in text whose grams are all live: every
+    position of a passage is deferred round after round. The local engine's answer, and a round
+    ships window pools, never more tokens to one bucket than the partitions' covered tokens
+    (copied windows would ship occurrences x window length: over 50 times that here)."""
+    texts = shared_passage_texts()
+    plan = Plan(3, 3, window_cap=cap, buckets=buckets, salt_threshold=salt_threshold)
+    table, stats = mine_partitions(partitioned(texts, n_partitions), plan)
+    assert list(table.rows()) == local_rows(texts, 3, 3)
+    assert stats["rounds"] >= 8
+    covered = stats["tokens_in_frequent_gram_chains"]
+    salted = salt_threshold < 10**9  # a salted group's tokens arrive once more, merged
+    for r in range(stats["rounds"]):
+        assert stats[f"round_{r}_largest_bucket_tokens"] <= covered * (2 if salted else 1)
+        assert stats[f"round_{r}_shipped_tokens"] <= covered * buckets * (2 if salted else 1)
+    copied = max(stats[f"round_{r}_window_tokens"] for r in range(stats["rounds"]))
+    assert copied > 50 * covered
 
 
 def test_web_pages_in_many_partitions_with_salting():

@@ -28,6 +28,7 @@ from corpus_miner.spark import (
 from corpus_miner.spark.span_passes import Passes  # noqa: E402
 
 from ..phrases.corpora import small_corpora  # noqa: E402
+from ..phrases.passages import shared_passage_texts  # noqa: E402
 
 
 class Corpus:
@@ -115,6 +116,15 @@ def test_one_partition_per_document_with_every_group_salted(spark):
     assert rows(model.phrases_) == list(BloomSpan(SIGMA, MIN_LENGTH).fit(Corpus(SMALL))
                                         .phrases_.rows())
     assert len(model.table_) > 5
+
+
+def test_long_shared_passages_deep_in_continuation_rounds(spark):
+    """Passages of 300 tokens in 3 documents each, all of their grams live: every position is
+    deferred round after round (windows shipped as views into token pools)."""
+    texts = shared_passage_texts(passage_length=300)
+    model = SparkBloomSpan(3, 3, window_cap=32, buckets=3).fit(frame(spark, texts, 3))
+    assert model.stats_["rounds"] >= 5
+    assert rows(model.phrases_) == list(BloomSpan(3, 3).fit(Corpus(texts)).phrases_.rows())
 
 
 def test_coverage_equals_the_local_engine(spark, fitted, local, corpus):
