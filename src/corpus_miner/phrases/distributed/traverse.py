@@ -14,14 +14,17 @@ A node of depth d in [lo, hi) is an answer iff df >= sigma, no child is frequent
 a window shorter than hi has seen the end of every frequent extension, see windows.py) and no
 real left neighbour x has its own df >= sigma (left-maximal; the same range formula over the
 windows' x-records). A single window of depth hi with df >= sigma is deferred: its children lie
-beyond the windows, and the next round decides it and what grows from it. Candidates (frequent,
-no frequent child) never nest, so the left test costs one pass over the left records.
+beyond the windows, and the next round decides it and what grows from it (unless all of its
+occurrences share one real left neighbour: then nothing that grows from it is left-maximal).
+Candidates (frequent, no frequent child) never nest, so the left test costs one pass over the left
+records.
 
 Why each answer is decided exactly once, with exact df: it starts with a min_length-gram g that
 is live (if all of g's occurrences had one real left neighbour, the answer would extend to the
 left), so round 0 ships every occurrence of g with windows reaching the answer's end or hi_0;
-when they stop at hi_r, the ancestor of depth hi_r is frequent and deferred, and round r + 1 ships
-all its occurrences again, with longer windows. The round whose range holds the answer's length
+when they stop at hi_r, the ancestor of depth hi_r is frequent and deferred (not left-unique,
+for the same reason: its occurrences hold the answer's), and round r + 1 ships all its
+occurrences again, with longer windows. The round whose range holds the answer's length
 decides it; other rounds only see it as an ancestor or not at all.
 """
 
@@ -174,6 +177,17 @@ def left_extendable(summary, lb: np.ndarray, rb: np.ndarray, sigma: int) -> np.n
     return extendable
 
 
+def left_unique(summary) -> np.ndarray:
+    """Per window: all its occurrences follow one real left neighbour x. Every phrase that
+    extends such a window then extends to the left as well (xQ occurs wherever Q does), so none
+    is an answer and a deferred window that is left-unique is not continued: inside a passage
+    that several documents share, only the positions where the copies' left contexts differ
+    grow on (as round 0 ships only live grams)."""
+    out = np.zeros(summary.n_windows, dtype=bool)
+    out[summary.left_w[summary.left_o == summary.nocc[summary.left_w]]] = True
+    return out
+
+
 def decide(summary, sigma: int, lo: int, hi: int, mask: np.uint64):
     """(phrases, deferred) of a merged summary: phrases = (tokens, offsets, df, occurrences) of
     every answer of depth in [lo, hi); deferred = (key, df, occurrences) of every deferred window
@@ -191,7 +205,7 @@ def decide(summary, sigma: int, lo: int, hi: int, mask: np.uint64):
     np.cumsum(lengths, out=offsets[1:])
     gather = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])
     phrases = (summary.tokens[gather], offsets, df[keep], occ[keep])
-    later = np.flatnonzero(kind == DEFERRED)
+    later = np.flatnonzero((kind == DEFERRED) & ~left_unique(summary)[lb])
     keys = np.array([content_hash(summary.tokens, summary.starts[lb[i]], hi, mask)
                      for i in later], dtype=np.uint64)
     return phrases, (keys, df[later], occ[later])

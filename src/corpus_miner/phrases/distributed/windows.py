@@ -225,7 +225,8 @@ class Summary:
         tokens[starts[w]:starts[w] + lengths[w]]; see compact_pool)
     gkey: group key of each window; ndocs / nocc: documents / occurrences having it
     pair_a, pair_b, pair_n: consecutive windows a < b (same class) in pair_n documents
-    left_x, left_w, left_n: left_n documents have an occurrence of window left_w after x
+    left_x, left_w, left_n, left_o: left_n documents have an occurrence of window left_w after x,
+        left_o occurrences in all
     lpair_x, lpair_a, lpair_b, lpair_n: pairs of the windows preceded by x, per document
     """
 
@@ -241,6 +242,7 @@ class Summary:
     left_x: np.ndarray
     left_w: np.ndarray
     left_n: np.ndarray
+    left_o: np.ndarray
     lpair_x: np.ndarray
     lpair_a: np.ndarray
     lpair_b: np.ndarray
@@ -254,7 +256,8 @@ class Summary:
     def empty(cls) -> Summary:
         i64 = np.zeros(0, np.int64)
         return cls(np.zeros(0, np.uint32), i64, i64, np.zeros(0, np.uint64), i64, i64, i64, i64,
-                   i64, np.zeros(0, np.uint32), i64, i64, np.zeros(0, np.uint32), i64, i64, i64)
+                   i64, np.zeros(0, np.uint32), i64, i64, i64, np.zeros(0, np.uint32), i64, i64,
+                   i64)
 
     def to_bytes(self) -> bytes:
         return pack_arrays({f.name: getattr(self, f.name) for f in fields(self)})
@@ -309,7 +312,8 @@ def unpack_arrays(raw: bytes) -> dict[str, np.ndarray]:
 
 
 def _group_sum(keys: list[np.ndarray], values: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
-    """Rows with equal keys (all arrays equal) summed; keys sorted lexicographically."""
+    """Rows with equal keys (all arrays equal) summed (values: one value per row, or a row of
+    values per row); keys sorted lexicographically."""
     if len(values) == 0:
         return [k[:0] for k in keys], values.astype(np.int64)
     order = np.lexsort(keys[::-1])
@@ -371,15 +375,17 @@ def _summary_from(tokens, reps, starts, lengths, gkey, rank, doc, left, window_c
     _, a, b = _consecutive_pairs([d[by_doc]], win[by_doc], window_class)
     (pair_a, pair_b), pair_n = _group_sum([a, b], np.ones(len(a), np.int64))
     real = left != NO_LEFT
-    (x, w, dd), _ = _group_sum([left[real], rank[real], doc[real]], np.ones(int(real.sum()),
-                                                                            np.int64))
-    (left_x, left_w), left_n = _group_sum([x, w], np.ones(len(x), np.int64))
+    (x, w, dd), occ_xwd = _group_sum([left[real], rank[real], doc[real]],
+                                     np.ones(int(real.sum()), np.int64))
+    (left_x, left_w), left_counts = _group_sum([x, w], np.stack([np.ones(len(x), np.int64),
+                                                                  occ_xwd], axis=1))
+    left_n, left_o = np.ascontiguousarray(left_counts.T)
     by_doc = np.lexsort((w, x, dd))
     at, a, b = _consecutive_pairs([dd[by_doc], x[by_doc]], w[by_doc], window_class)
     (lpair_x, lpair_a, lpair_b), lpair_n = _group_sum([x[by_doc][at], a, b],
                                                       np.ones(len(a), np.int64))
     return Summary(pool, pool_starts, win_len, np.asarray(gkey, np.uint64), ndocs, nocc, pair_a,
-                   pair_b, pair_n, left_x.astype(np.uint32), left_w, left_n,
+                   pair_b, pair_n, left_x.astype(np.uint32), left_w, left_n, left_o,
                    lpair_x.astype(np.uint32), lpair_a, lpair_b, lpair_n)
 
 
@@ -411,11 +417,14 @@ def merge_summaries(parts: list[Summary]) -> Summary:
     nocc = np.bincount(rank, weights=cat("nocc"), minlength=n_windows).astype(np.int64)
     (pair_a, pair_b), pair_n = _group_sum([cat("pair_a", True), cat("pair_b", True)],
                                           cat("pair_n"))
-    (left_x, left_w), left_n = _group_sum([cat("left_x"), cat("left_w", True)], cat("left_n"))
+    (left_x, left_w), left_counts = _group_sum([cat("left_x"), cat("left_w", True)],
+                                               np.stack([cat("left_n"), cat("left_o")], axis=1))
+    left_n, left_o = np.ascontiguousarray(left_counts.T)
     (lpair_x, lpair_a, lpair_b), lpair_n = _group_sum(
         [cat("lpair_x"), cat("lpair_a", True), cat("lpair_b", True)], cat("lpair_n"))
     return Summary(pool, pool_starts, win_len, gkey, ndocs, nocc, pair_a, pair_b, pair_n,
-                   left_x.astype(np.uint32), left_w, left_n, lpair_x.astype(np.uint32), lpair_a,
+                   left_x.astype(np.uint32), left_w, left_n, left_o, lpair_x.astype(np.uint32),
+                   lpair_a,
                    lpair_b, lpair_n)
 
 
@@ -435,6 +444,6 @@ def subset(summary: Summary, keep: np.ndarray) -> Summary:
                    summary.nocc[keep], new_index[summary.pair_a[pairs]],
                    new_index[summary.pair_b[pairs]], summary.pair_n[pairs],
                    summary.left_x[lefts], new_index[summary.left_w[lefts]],
-                   summary.left_n[lefts], summary.lpair_x[lpairs],
+                   summary.left_n[lefts], summary.left_o[lefts], summary.lpair_x[lpairs],
                    new_index[summary.lpair_a[lpairs]], new_index[summary.lpair_b[lpairs]],
                    summary.lpair_n[lpairs])
