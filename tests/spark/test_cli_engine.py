@@ -74,9 +74,10 @@ def test_clean_writes_the_same_records(inputs, tmp_path, mode):
     assert local == spark and local.count(b"\n") > 50
 
 
-def test_dedup_writes_the_same_records(inputs, tmp_path):
+@pytest.mark.parametrize("extra", [[], ["--expected-items", "200"]])
+def test_dedup_writes_the_same_records(inputs, tmp_path, extra):
     ((local, spark),) = both(["dedup", *inputs, "-o", "{0}", "--annotate", "--num-perm", "64",
-                              "--threshold", "0.5"], ["d.jsonl"], tmp_path)
+                              "--threshold", "0.5", *extra], ["d.jsonl"], tmp_path)
     assert local == spark
 
 

@@ -181,11 +181,11 @@ def run_dedup(args: argparse.Namespace) -> int:
     from corpus_miner.io import ReadStats, write_records
     from corpus_miner.spark import SparkLSHBloom, documents
 
-    _refuse(args, "--expected-items")
     started = time.perf_counter()
     model = SparkLSHBloom(threshold=args.threshold, num_perm=args.num_perm, mode=args.mode,
                           num_bands=args.num_bands, fp_prob=args.fp_prob,
                           shingle_size=args.shingle_size, seed=args.seed,
+                          expected_items=args.expected_items,
                           max_shingles=args.max_shingles, sketch=args.sketch,
                           shingle_kind="word" if args.word_shingles else "char")
     spark = _session(args)
