@@ -364,10 +364,16 @@ def build_summary(tokens: np.ndarray, occ: Occurrences, lo: int) -> Summary:
                          window_class)
 
 
+def _pooled(tokens, starts, lengths) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(pool, starts in it, lengths) of the windows tokens[starts:starts + lengths]."""
+    lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+    pool, pool_starts = compact_pool(tokens, np.ascontiguousarray(starts, dtype=np.int64), lengths)
+    return pool, pool_starts, lengths
+
+
 def _summary_from(tokens, reps, starts, lengths, gkey, rank, doc, left, window_class) -> Summary:
     n_windows = len(reps)
-    win_len = np.ascontiguousarray(lengths[reps])
-    pool, pool_starts = compact_pool(tokens, np.ascontiguousarray(starts[reps]), win_len)
+    pool, pool_starts, win_len = _pooled(tokens, starts[reps], lengths[reps])
     nocc = np.bincount(rank, minlength=n_windows).astype(np.int64)
     (win, d), _ = _group_sum([rank, doc], np.ones(len(rank), np.int64))  # distinct (window, doc)
     ndocs = np.bincount(win, minlength=n_windows).astype(np.int64)
@@ -402,8 +408,7 @@ def merge_summaries(parts: list[Summary]) -> Summary:
     lengths = np.concatenate([p.lengths for p in parts])
     _, rank, _, reps = _distinct_windows(tokens, starts, lengths)
     n_windows = len(reps)
-    win_len = np.ascontiguousarray(lengths[reps])
-    pool, pool_starts = compact_pool(tokens, np.ascontiguousarray(starts[reps]), win_len)
+    pool, pool_starts, win_len = _pooled(tokens, starts[reps], lengths[reps])
     shift = np.cumsum([0] + [p.n_windows for p in parts[:-1]])
 
     def cat(name: str, remap: bool = False) -> np.ndarray:
@@ -434,9 +439,8 @@ def subset(summary: Summary, keep: np.ndarray) -> Summary:
     if keep.all():
         return summary
     new_index = np.cumsum(keep) - 1
-    lengths = np.ascontiguousarray(summary.lengths[keep])
-    pool, pool_starts = compact_pool(summary.tokens, np.ascontiguousarray(summary.starts[keep]),
-                                     lengths)
+    pool, pool_starts, lengths = _pooled(summary.tokens, summary.starts[keep],
+                                         summary.lengths[keep])
     pairs = keep[summary.pair_a]
     lefts = keep[summary.left_w]
     lpairs = keep[summary.lpair_a]
