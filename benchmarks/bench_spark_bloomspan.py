@@ -46,6 +46,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from csv_table import write_csv  # noqa: E402
 from data_paths import CORPORA  # noqa: E402
 
 RESULTS = HERE / "results"
@@ -270,14 +271,10 @@ def main() -> None:
                     print(json.dumps({k: row[k] for k in shown}), flush=True)
                 rows += found
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     if args.append and out.exists():
         with open(out, newline="") as f:
             rows = list(csv.DictReader(f)) + rows
-    with open(out, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(out, rows, COLUMNS)
     plot(rows, out.with_suffix(".png"))
 
 
