@@ -118,12 +118,14 @@ class SparkBloomSpan(Estimator):
             table = passes.table(rows)
             pieces, index = [], 0
             while True:
-                found, keys, occ, tokens = passes.reduce_round(rows, index)
+                found, keys, occ, tokens, pools = passes.reduce_round(rows, index)
                 if index == 0:
                     passes.release(encoded)
                     stats["tokens_in_frequent_gram_chains"] = tokens
                 pieces += found
                 stats[f"round_{index}_deferred"] = len(keys)
+                stats[f"round_{index}_shipped_tokens"] = int(pools.sum())
+                stats[f"round_{index}_largest_bucket_tokens"] = int(pools.max(initial=0))
                 lap(f"round_{index}")
                 if len(keys) == 0:
                     break

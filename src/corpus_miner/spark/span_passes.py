@@ -302,7 +302,7 @@ class Passes:
 
     def reduce_round(self, rows: DataFrame, index: int):
         """Reduce a round's routed summaries: (phrase pieces, deferred keys, their occurrences,
-        tokens routed)."""
+        tokens routed, window-pool tokens received by each reduce call)."""
         plan = self.plan
         spec = self._round_spec(index, None, None, (np.zeros(0, np.uint64),
                                                     np.zeros(0, np.int64)))
@@ -313,7 +313,8 @@ class Passes:
             final = [b for b, s in zip(blobs, stage, strict=True) if s == stages.FINAL and b]
             partial = [b for b, s in zip(blobs, stage, strict=True) if s == stages.PARTIAL and b]
             phrases, later, forwarded = stages.reduce_round(final, partial, plan, spec())
-            return _reduced(phrases, later, forwarded, _tokens(group))
+            pool = sum(len(unpack_arrays(raw)["tokens"]) for raw in final + partial)
+            return _reduced(phrases, later, forwarded, _tokens(group), pool)
 
         reduced = self.keep(self.keyed(rows).groupBy("bucket").applyInArrow(reduce, REDUCED))
         # one collect: phrases and deferred keys, and whether salted groups were forwarded
@@ -333,7 +334,9 @@ class Passes:
         keys = np.concatenate([p["keys"] for p in later] + [np.zeros(0, np.uint64)])
         occ = np.concatenate([p["occurrences"] for p in later] + [np.zeros(0, np.int64)])
         tokens = int(collected.column("tokens").to_numpy()[kinds == TOKENS].sum())
-        return pieces, keys, occ, tokens
+        pools = np.array([int(unpack_arrays(b)["pool"][0])
+                          for b, k in zip(blobs, kinds, strict=True) if k == TOKENS], np.int64)
+        return pieces, keys, occ, tokens, pools
 
     # -- helpers ---------------------------------------------------------------------------------
     def _round_spec(self, index: int, live_gram, deferred, salted) -> Callable[[], Round]:
@@ -389,10 +392,12 @@ def _key_columns(name: str, keys: np.ndarray, inline_limit: int) -> dict:
             f"{name}_n": [len(keys)]}
 
 
-def _reduced(phrases, later, forwarded, tokens: int) -> pa.Table:
+def _reduced(phrases, later, forwarded, tokens: int, pool: int) -> pa.Table:
     """Rows of a round's reduce: the tokens of the routed rows (a FINAL forwarded row carries 0,
-    so totals count each token once), phrases, deferred keys, forwarded summaries."""
-    kinds, buckets, blobs = [TOKENS], [0], [b""]
+    so totals count each token once) and the window-pool tokens received, phrases, deferred keys,
+    forwarded summaries."""
+    kinds, buckets = [TOKENS], [0]
+    blobs = [pack_arrays({"pool": np.array([pool], np.int64)})]
     phrase_tokens, offsets, df, occ = phrases
     if len(df):
         kinds.append(PHRASES)
