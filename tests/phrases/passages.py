@@ -1,7 +1,9 @@
 """Corpora with long passages that several documents share, inside text whose short grams recur
 everywhere: the case that drives the distributed miner's continuation rounds deep. Almost every
 gram of a passage also occurs elsewhere after other words, so it is live, and its group grows
-along the passage to the passage's end, round after round (windows doubling each round)."""
+along the passage until its windows hold only the passage's copies (which then all follow one
+word and stop); a long run of one word never becomes left-unique and goes to the run's end,
+round after round, with windows doubling each round."""
 
 from __future__ import annotations
 

@@ -119,8 +119,9 @@ def test_one_partition_per_document_with_every_group_salted(spark):
 
 
 def test_long_shared_passages_deep_in_continuation_rounds(spark):
-    """Passages of 300 tokens in 3 documents each, all of their grams live: every position is
-    deferred round after round (windows shipped as views into token pools)."""
+    """Passages of 300 tokens in 3 documents each, all of their grams live, and a 1,000-token
+    run of one word in 3 documents (6 rounds): the local engine's answer, and no reducer
+    receives more window tokens than the frequent-gram chains hold (token pools)."""
     texts = shared_passage_texts(passage_length=300)
     model = SparkBloomSpan(3, 3, window_cap=32, buckets=3).fit(frame(spark, texts, 3))
     stats = model.stats_
