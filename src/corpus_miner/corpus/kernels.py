@@ -263,7 +263,8 @@ def merge_vocab(local_hash, local_offsets, local_bytes, state, table, vocab_hash
             tid = n_vocab
             table[slot] = tid
             vocab_hash[tid] = h
-            vocab_bytes[used:used + n_bytes] = local_bytes[lo:lo + n_bytes]
+            for b in range(n_bytes):  # no array slice assignment: _numba/arrays.py
+                vocab_bytes[used + b] = local_bytes[lo + b]
             used += n_bytes
             vocab_offsets[tid + 1] = used
             n_vocab += 1

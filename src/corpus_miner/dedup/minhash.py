@@ -227,7 +227,8 @@ def oph_kernel(hashes, offsets, a0, b0, num_perm, salt):
                     filled[j] = row[src]
                     break
                 attempt += 1
-        sig[d] = filled
+        for j in range(num_perm):  # no array slice assignment: _numba/arrays.py
+            sig[d, j] = filled[j]
     return sig
 
 

@@ -290,7 +290,8 @@ def shingle_hashes_kernel(data, offsets, shingle_size, word_mode, max_shingles):
                 _hash_shingles(data, offsets[d], offsets[d + 1], word_mode, width, trim, ring,
                                scratch[:count])
                 smallest = bottom_k_distinct(scratch[:count], max_shingles, under)
-                hashes[kept:kept + len(smallest)] = smallest
+                for i in range(len(smallest)):  # no array slice assignment: _numba/arrays.py
+                    hashes[kept + i] = smallest[i]
                 kept += len(smallest)
         out_offsets[d + 1] = kept
     return hashes[:kept], out_offsets

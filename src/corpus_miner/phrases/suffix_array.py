@@ -185,8 +185,9 @@ def _sort_segment(sa, s, keys, m):
     order = np.argsort(keys[:m])
     values = sa[s:s + m][order]
     sorted_keys = keys[:m][order]
-    sa[s:s + m] = values
-    keys[:m] = sorted_keys
+    for t in range(m):  # no array slice assignment: _numba/arrays.py
+        sa[s + t] = values[t]
+        keys[t] = sorted_keys[t]
 
 
 @njit(cache=True)
