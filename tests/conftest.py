@@ -10,6 +10,10 @@ import os
 import pytest
 import zstandard
 
+# Commands run in-process by the tests start no prewarm process on a first compile (one per test
+# that compiles would load the machine for nothing); tests/cli/test_prewarm.py turns it on.
+os.environ.setdefault("CORPUS_MINER_PREWARM", "0")
+
 
 def _lines(rows) -> bytes:
     return b"".join((r if isinstance(r, bytes) else json.dumps(r).encode()) + b"\n" for r in rows)

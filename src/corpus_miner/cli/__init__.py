@@ -64,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     from corpus_miner.cli.common import print_read_problems
     from corpus_miner.cli.compile_notice import compile_notice
     from corpus_miner.cli.outputs import check_outputs
+    from corpus_miner.cli.prewarm import prewarm_for
 
     if sys.stderr is None:  # started with stderr closed: print(file=None) would go to stdout,
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - into records written there
@@ -73,11 +74,16 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "handler", None) is None:
         parser.print_help(sys.stderr)
         return 2
+    prewarm = prewarm_for(args, argv)  # the next stages' kernels, compiled by a second process
     try:
         with raising_signals():
             check_outputs(args)  # every output, before any work
-            with compile_notice():
-                code = int(args.handler(args) or 0)
+            try:
+                with compile_notice(on_first_compile=prewarm and prewarm.start):
+                    code = int(args.handler(args) or 0)
+            finally:
+                if prewarm is not None:
+                    prewarm.stop()
             with writing_stdout():
                 if sys.stdout is not None:
                     sys.stdout.flush()

@@ -25,7 +25,8 @@ NOTICE = "corpus-miner: compiling kernels (first run only)"
 class _Counter:
     """Counts and shows the kernels compiled in this block (numba's listener calls it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_first_compile=None) -> None:
+        self.on_first_compile = on_first_compile  # called as the first compile starts
         self.kernels = 0  # corpus-miner's own, not numba's helpers compiled inside them
         self.depth = 0  # kernels compile the kernels they call inside their own compile
         self.started: float | None = None
@@ -34,6 +35,8 @@ class _Counter:
     def start(self, dispatcher) -> None:
         if self.started is None:
             self.started = time.perf_counter()
+            if self.on_first_compile is not None:
+                self.on_first_compile()
             if _is_terminal(sys.stderr) and not _live(sys.stderr):  # a progress bar is drawn
                 print(f"{NOTICE}...", file=sys.stderr, flush=True)
         self.depth += 1
@@ -120,9 +123,10 @@ class _AfterNumbaImport(importlib.abc.MetaPathFinder):
 
 
 @contextmanager
-def compile_notice():
-    """Show the notice for kernels compiled inside this block."""
-    counter = _Counter()
+def compile_notice(on_first_compile=None):
+    """Show the notice for kernels compiled inside this block; call `on_first_compile()` when
+    the first starts compiling (the kernel cache is cold)."""
+    counter = _Counter(on_first_compile)
     listeners = []
 
     def register() -> None:
