@@ -5,7 +5,9 @@ Phases (all on the README's quick-start corpus, `generate web --docs 5000`, unle
 - cold: the README quick start (generate, phrases, report, clean, dedup) and then stats,
   tokenize, phrases on the saved corpus, index build and index query, in that order, on a fresh
   install: numba's cache (NUMBA_CACHE_DIR) and corpus-miner's own cache (XDG_CACHE_HOME) point at
-  empty folders, so each command compiles what the commands before it did not;
+  empty folders, so each command compiles what the commands before it did not; a cold command
+  starts its prewarm process (cli/prewarm.py), whose CPU seconds count in the command's;
+- cold_noprewarm: the same with CORPUS_MINER_PREWARM=0, alternating with cold in each repeat;
 - warm: the same commands again with those caches filled;
 - one_line: every command on a one-document input (warm caches): what each start costs;
 - imports: `python -X importtime` of the one-line runs (seconds of imports, and whether numba
@@ -19,7 +21,7 @@ summary takes medians over --repeats and checks the targets of issue 12: the qui
 a warm command on a one-line input under 0.6 s wall.
 
 Usage: python benchmarks/bench_first_run.py [--repeats 3] [--docs 5000] [--work DIR]
-       [--phases cold,warm,one_line,imports,kernels] [--tag NAME]
+       [--phases cold,cold_noprewarm,warm,one_line,imports,kernels] [--tag NAME]
 Writes benchmarks/results/bench_first_run.csv (every run), bench_first_run_summary.csv (medians
 and targets) and bench_first_run_kernels.csv (per kernel), each row tagged with --tag.
 """
@@ -236,11 +238,17 @@ def summarize(rows: list[dict], tag: str) -> list[dict]:
     for name in names:
         cold, warm = median("cold", name, "wall_s"), median("warm", name, "wall_s")
         cold_cpu, warm_cpu = median("cold", name, "cpu_s"), median("warm", name, "cpu_s")
+        alone = median("cold_noprewarm", name, "wall_s")
+        alone_cpu = median("cold_noprewarm", name, "cpu_s")
         compile_s = cold - warm if cold is not None and warm is not None else None
         summary.append({
             "tag": tag, "command": name, "cold_wall_s": cold, "cold_cpu_s": cold_cpu,
             "warm_wall_s": warm, "warm_cpu_s": warm_cpu, "first_run_extra_wall_s": compile_s,
             "first_run_extra_cpu_s": (cold_cpu - warm_cpu if cold_cpu is not None
+                                      and warm_cpu is not None else None),
+            "noprewarm_extra_wall_s": (alone - warm if alone is not None and warm is not None
+                                       else None),
+            "noprewarm_extra_cpu_s": (alone_cpu - warm_cpu if alone_cpu is not None
                                       and warm_cpu is not None else None),
             "one_line_wall_s": median("one_line", name, "wall_s"),
             "one_line_cpu_s": median("one_line", name, "cpu_s"),
@@ -262,17 +270,20 @@ def summarize(rows: list[dict], tag: str) -> list[dict]:
                                                and r["command"] == name), None),
                         "target_one_line_ok": None if one is None else one < TARGET_ONE_LINE_S})
     totals = {}
-    for key in ("wall_s", "cpu_s"):
-        per_repeat = {}
-        for r in rows:
-            if r["phase"] == "cold" and r["command"] in QUICK_START:
-                per_repeat[r["repeat"]] = per_repeat.get(r["repeat"], 0.0) + r[key]
-        totals[key] = statistics.median(per_repeat.values()) if per_repeat else None
+    for phase in ("cold", "cold_noprewarm"):
+        for key in ("wall_s", "cpu_s"):
+            per_repeat: dict[int, float] = {}
+            for r in rows:
+                if r["phase"] == phase and r["command"] in QUICK_START:
+                    per_repeat[r["repeat"]] = per_repeat.get(r["repeat"], 0.0) + r[key]
+            totals[phase, key] = statistics.median(per_repeat.values()) if per_repeat else None
     loads = [r["load_1min"] for r in rows if "load_1min" in r]
-    summary.append({"tag": tag, "command": "quick_start_total", "cold_wall_s": totals["wall_s"],
-                    "cold_cpu_s": totals["cpu_s"],
-                    "target_compile_ok": (None if totals["wall_s"] is None
-                                          else totals["wall_s"] < TARGET_QUICK_START_S),
+    total = totals["cold", "wall_s"]
+    summary.append({"tag": tag, "command": "quick_start_total", "cold_wall_s": total,
+                    "cold_cpu_s": totals["cold", "cpu_s"],
+                    "noprewarm_wall_s": totals["cold_noprewarm", "wall_s"],
+                    "noprewarm_cpu_s": totals["cold_noprewarm", "cpu_s"],
+                    "target_compile_ok": None if total is None else total < TARGET_QUICK_START_S,
                     "load_1min_median": statistics.median(loads) if loads else None})
     for row in summary:
         for key, value in row.items():
@@ -303,7 +314,7 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--docs", type=int, default=5000)
     parser.add_argument("--work", default=None, help="work folder (default: a temporary one)")
-    parser.add_argument("--phases", default="cold,warm,one_line,imports,kernels")
+    parser.add_argument("--phases", default="cold,cold_noprewarm,warm,one_line,imports,kernels")
     parser.add_argument("--tag", default="", help="label of this run in the CSV files")
     parser.add_argument("--results", default=str(RESULTS))
     args = parser.parse_args(argv)
@@ -316,10 +327,15 @@ def main(argv=None) -> int:
     rows: list[dict] = []
     kernels: list[dict] = []
     env = None
-    for repeat in range(args.repeats if "cold" in phases else 0):
-        env = fresh_caches(caches)
-        reset_outputs(work)
-        measure_sequence(work, env, args.docs, "cold", repeat, rows)
+    for repeat in range(args.repeats):
+        if "cold_noprewarm" in phases:
+            env = {**fresh_caches(caches), "CORPUS_MINER_PREWARM": "0"}
+            reset_outputs(work)
+            measure_sequence(work, env, args.docs, "cold_noprewarm", repeat, rows)
+        if "cold" in phases:
+            env = {**fresh_caches(caches), "CORPUS_MINER_PREWARM": "1"}
+            reset_outputs(work)
+            measure_sequence(work, env, args.docs, "cold", repeat, rows)
     if env is None:  # no cold phase: fill the caches once, unmeasured
         env = fresh_caches(caches)
         reset_outputs(work)
@@ -345,8 +361,8 @@ def main(argv=None) -> int:
                 seconds, numba = import_seconds(result["stderr"])
                 rows.append({"phase": "imports", "command": name, "repeat": repeat,
                              "import_s": round(seconds, 3), "imports_numba": numba})
-    if "kernels" in phases:
-        probe_env = fresh_caches(work / "probe-caches")
+    if "kernels" in phases:  # one process: what the command alone compiles
+        probe_env = {**fresh_caches(work / "probe-caches"), "CORPUS_MINER_PREWARM": "0"}
         reset_outputs(work)
         cold = {name: probe(argv, work, probe_env, work / f"probe-{name}.json")
                 for name, argv in commands(args.docs)}

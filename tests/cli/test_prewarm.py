@@ -116,6 +116,20 @@ def test_which_commands_prewarm(monkeypatch, argv, expected):
     assert prewarm_for(_args(argv), argv) is None
 
 
+@pytest.mark.parametrize("load, cores, switch, expected", [
+    (0.5, 2, None, True), (1.5, 2, None, False), (4.5, 2, None, False), (4.5, 8, None, True),
+    (4.5, 2, "1", True)])
+def test_it_starts_only_with_a_core_to_spare(monkeypatch, load, cores, switch, expected):
+    from corpus_miner.cli import prewarm
+
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    monkeypatch.delenv(ENV_SWITCH, raising=False)
+    if switch is not None:
+        monkeypatch.setenv(ENV_SWITCH, switch)
+    assert prewarm._core_to_spare() == expected
+
+
 def _gone(pid: int, within: float = 30.0) -> bool:
     deadline = time.monotonic() + within
     while True:
@@ -129,7 +143,8 @@ def _gone(pid: int, within: float = 30.0) -> bool:
         time.sleep(0.05)
 
 
-def test_stop_ends_the_prewarm_process(tmp_path, web):
+def test_stop_ends_the_prewarm_process(monkeypatch, tmp_path, web):
+    monkeypatch.setenv(ENV_SWITCH, "1")
     prewarm = Prewarm(["phrases", str(web), "-o", str(tmp_path / "p.tsv")])
     prewarm.start()
     assert prewarm.process is not None and prewarm.process.poll() is None
@@ -147,7 +162,8 @@ def test_the_prewarm_process_ends_when_the_command_dies(tmp_path, web):
     print(prewarm.process.pid, flush=True)
     os._exit(0)  # as if killed: no stop()
     """
-    pid = int(run_python(code, NUMBA_CACHE_DIR=str(tmp_path / "cache")).split()[0])
+    pid = int(run_python(code, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+                         **{ENV_SWITCH: "1"}).split()[0])
     assert _gone(pid)
 
 
