@@ -29,10 +29,13 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import threading
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import subprocess
 
 ENV_SWITCH = "CORPUS_MINER_PREWARM"
 # Commands whose later stages are prewarmed: phrases, report and clean mine phrases first.
@@ -52,6 +55,8 @@ class Prewarm:
     def start(self) -> None:
         if self.process is not None or not _core_to_spare():
             return
+        import subprocess  # here: every command imports this module, few start the process
+
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "corpus_miner.cli.prewarm", *self.argv],
