@@ -11,18 +11,18 @@ with the command's own parameters, so that exactly the command's signatures get 
 command compiles its first stages itself meanwhile, and any kernel that both reach is compiled
 twice at worst. Where a stage needs the output of earlier ones, those run as plain Python (the
 kernels' `py_func`, as under NUMBA_DISABLE_JIT), so that nothing but the stage asked for
-compiles. It runs at the command's priority: its work is the command's own compiling, done
-earlier (at a lower priority it did not run at all on a busy machine: measured at load 4.5).
+compiles.
 
-It is started only when a core is spare (1-minute load average below the number of cores minus
-one): with every core busy, the second process only takes CPU from the command (measured on 2
-cores at load 4.5: phrases 13.3 s with it, 12.2 s without). CORPUS_MINER_PREWARM=0 turns it
-off, =1 on whatever the load.
+It starts only when a core is spare (1-minute load average below the number of cores minus
+one): with every core busy, a second process only takes CPU from the command (2 cores at load
+4.5: phrases 13.3 s with it, 12.2 s without; at nice 10 it hardly ran). CORPUS_MINER_PREWARM=0
+turns it off, =1 on whatever the load.
 
 Safety: it reads no input and writes nothing but numba's cache (numba writes each file to a
-temporary name and renames it); its stdout and stderr are /dev/null; it ends when the command
-ends (killed by the command on every exit path, and on its own when the command dies: its stdin
-is a pipe from the command, and end-of-file there ends it), and on SIGINT/SIGTERM.
+temporary name and renames it: a kill leaves a whole file or a temporary one numba never
+reads); its stdout and stderr are /dev/null; it ends when the command ends (killed by the
+command on every exit path, and on its own when the command dies: its stdin is a pipe from the
+command, and end-of-file there ends it), and on SIGINT/SIGTERM.
 """
 
 from __future__ import annotations

@@ -369,7 +369,9 @@ def smallest_distinct(values, k):
         elif bucket == boundary:
             edge[n_edge] = distinct[i]
             n_edge += 1
-    out[n_out:] = np.sort(edge)[:k - n_out]
+    smallest = np.sort(edge)
+    for i in range(k - n_out):  # no array slice assignment: _numba/arrays.py
+        out[n_out + i] = smallest[i]
     return out
 
 
