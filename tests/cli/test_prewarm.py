@@ -164,7 +164,7 @@ def test_the_prewarm_process_ends_when_the_command_dies(tmp_path, web):
     """
     pid = int(run_python(code, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
                          **{ENV_SWITCH: "1"}).split()[0])
-    assert _gone(pid)
+    assert _gone(pid, within=10)  # its work on an empty cache takes longer than that
 
 
 @needs_jit
