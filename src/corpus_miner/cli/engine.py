@@ -15,8 +15,6 @@ import argparse
 import sys
 import time
 
-import numpy as np
-
 from corpus_miner.errors import InputError, ParameterError
 
 ENGINES = ("local", "spark")
@@ -83,6 +81,8 @@ def run_phrases(args: argparse.Namespace) -> int:
 
 
 def run_report(args: argparse.Namespace) -> int:
+    import numpy as np  # here: --help and the local engine's commands do not need it
+
     from corpus_miner.coverage.coverage import Coverage, Occurrences
     from corpus_miner.coverage.report import (
         MISSING_GROUP,
@@ -144,6 +144,8 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def run_clean(args: argparse.Namespace) -> int:
+    import numpy as np  # here: --help and the local engine's commands do not need it
+
     from corpus_miner.cli.report import finish_clean
     from corpus_miner.coverage.clean import Cleaner, CleanParams
     from corpus_miner.phrases.params import PhraseParams
@@ -174,6 +176,7 @@ def run_clean(args: argparse.Namespace) -> int:
 
 
 def run_dedup(args: argparse.Namespace) -> int:
+    import numpy as np  # here: --help and the local engine's commands do not need it
     from pyspark.sql import functions as F
 
     from corpus_miner.cli.dedup import _read, _selection
