@@ -69,13 +69,20 @@ def test_ids_do_not_depend_on_threads_or_blocks(docs, cuts, block_bytes):
 
 
 def test_vocabulary_merge_grows_and_maps_in_local_order():
+    def packed(token):  # the key of a token of up to 8 bytes: its bytes, little-endian
+        return int.from_bytes(token.encode(), "little")
+
     vocab = Vocabulary(initial=1)
-    first = vocab.merge(np.array([11, 22], np.uint64), StringList.from_strings(["x", "yy"]))
-    # same hash as "x" but other bytes (a collision): a new entry, not "x"
-    second = vocab.merge(np.array([22, 11, 11, 33], np.uint64),
-                         StringList.from_strings(["yy", "x", "z", "w" * 40]))
-    assert first.tolist() == [0, 1] and second.tolist() == [1, 0, 2, 3]
-    assert list(vocab.strings()) == ["x", "yy", "z", "w" * 40]
+    first = vocab.merge(np.array([packed("x"), packed("yy")], np.uint64),
+                        StringList.from_strings(["x", "yy"]))
+    # longer tokens are keyed by a hash: the same key (a collision) with other bytes, or other
+    # lengths, is a new entry, not the first one
+    long_a, long_b, long_c = "w" * 40, "v" * 40, "v" * 41
+    second = vocab.merge(np.array([packed("yy"), packed("x"), packed("z"), 33, 33, 33, 33],
+                                  np.uint64),
+                         StringList.from_strings(["yy", "x", "z", long_a, long_b, long_c, long_a]))
+    assert first.tolist() == [0, 1] and second.tolist() == [1, 0, 2, 3, 4, 5, 3]
+    assert list(vocab.strings()) == ["x", "yy", "z", long_a, long_b, long_c]
 
 
 def test_threads_must_be_positive():

@@ -6,7 +6,8 @@ while run characters (marks included) follow, a single token takes only the mark
 Pure functions over numpy arrays. The scan is resumable: when an output buffer is full it stops at
 a token boundary, reports what to grow in `state[STATUS]`, and the caller calls it again; so no
 buffer has to be sized for the worst case up front. Token ids come from an open-addressing hash
-table over the lowercased UTF-8 bytes of each token (FNV-1a), in order of first appearance.
+table keyed by the lowercased UTF-8 bytes of each token (the bytes themselves when they fit in
+8, else a hash of them), in order of first appearance.
 """
 
 from __future__ import annotations
@@ -20,8 +21,11 @@ STATE_SIZE = 7
 # Values of state[STATUS].
 DONE, NEED_TOKENS, NEED_TABLE, NEED_VOCAB_SLOTS, NEED_VOCAB_BYTES, SPECIAL_DOC = range(6)
 
-_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
-_FNV_PRIME = np.uint64(0x100000001B3)
+_KEY_SEED = np.uint64(0xCBF29CE484222325)
+_MIX_PRIME = np.uint64(0xFF51AFD7ED558CCD)  # MurmurHash3's finaliser constant
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio
+_HIGH = np.uint64(0xFFFFFFFF00000000)
+_LOW = np.uint64(0xFFFFFFFF)
 # Flags of unicode_table (kept literal here so the kernels need no Python-level import).
 _RUN = np.uint8(1)
 _SINGLE = np.uint8(2)
@@ -60,52 +64,121 @@ def decode_utf8(data, pos, end):
     return _REPLACEMENT, 1
 
 
-@njit(cache=True)
-def _slot_of(h, mask):
-    return np.int64((h ^ (h >> np.uint64(29))) & np.uint64(mask))
+@njit(cache=True, inline="always")
+def _mix(h, word):
+    """One 8-byte word into the running hash of a long token."""
+    h = (h ^ word) * _MIX_PRIME
+    return h ^ (h >> np.uint64(29))
 
 
 @njit(cache=True, inline="always")
-def _lookup(table, mask, h, vocab_hash, vocab_offsets, vocab_bytes, key, key_lo, n_bytes):
-    """(slot, id) of the entry whose bytes are key[key_lo:key_lo + n_bytes] (hash h), or (the
-    empty slot where it belongs, -1): open addressing with linear probing, hashes compared
-    first, bytes only on equal hashes."""
-    slot = _slot_of(h, mask)
+def _put_byte(byte, vocab_bytes, w, word, shift, h):
+    """Append one byte of a token's lowercased UTF-8 to the tentative vocabulary slot and to
+    its key: the first 8 bytes are packed into `word` (little-endian); from the ninth on, each
+    full word is folded into `h` first (so a token of up to 8 bytes keeps its bytes in `word`)."""
+    vocab_bytes[w] = byte
+    if shift == 64:
+        h = _mix(h, word)
+        word = np.uint64(0)
+        shift = 0
+    word |= np.uint64(byte) << np.uint64(shift)
+    return w + 1, word, shift + 8, h
+
+
+@njit(cache=True, inline="always")
+def _put_code_point(cp, vocab_bytes, w, word, shift, h):
+    """Append code point `cp` (>= 0x80) as UTF-8, see _put_byte."""
+    if cp < 0x800:
+        w, word, shift, h = _put_byte(0xC0 | (cp >> 6), vocab_bytes, w, word, shift, h)
+    else:
+        if cp < 0x10000:
+            w, word, shift, h = _put_byte(0xE0 | (cp >> 12), vocab_bytes, w, word, shift, h)
+        else:
+            w, word, shift, h = _put_byte(0xF0 | (cp >> 18), vocab_bytes, w, word, shift, h)
+            w, word, shift, h = _put_byte(0x80 | ((cp >> 12) & 0x3F), vocab_bytes, w, word,
+                                          shift, h)
+        w, word, shift, h = _put_byte(0x80 | ((cp >> 6) & 0x3F), vocab_bytes, w, word, shift, h)
+    return _put_byte(0x80 | (cp & 0x3F), vocab_bytes, w, word, shift, h)
+
+
+@njit(cache=True, inline="always")
+def _token_key(n_bytes, word, h):
+    """The key of a token: its bytes themselves (packed, zero-padded) up to 8 bytes, which is
+    exact (a token never holds a NUL byte), else a hash of all its bytes."""
+    if n_bytes <= 8:
+        return word
+    return _mix(h, word)
+
+
+@njit(cache=True, inline="always")
+def _slot_of(key, shift):
+    """Fibonacci hashing: the top bits of key * 2^64/phi (a power-of-two table of 64 - shift
+    bits)."""
+    return np.int64((key * _GOLDEN) >> np.uint64(shift))
+
+
+@njit(cache=True)
+def table_shift(table):
+    """64 - log2(slots) of a table (2 uint64 per slot, a power of two of them)."""
+    bits = 0
+    while (1 << bits) < table.shape[0] // 2:
+        bits += 1
+    return 64 - bits
+
+
+@njit(cache=True, inline="always")
+def _lookup(table, mask, shift, key, n_bytes, vocab_offsets, vocab_bytes, bytes_, lo):
+    """(slot, id) of the entry with this key whose bytes are bytes_[lo:lo + n_bytes], or (the
+    empty slot where it belongs, -1). Open addressing with linear probing; a slot holds
+    [key, n_bytes << 32 | id] (0: empty) so most probes touch one cache line: keys of up to 8
+    bytes are the bytes themselves, only longer tokens with an equal hash compare bytes."""
+    slot = _slot_of(key, shift)
+    wanted = np.uint64(n_bytes) << np.uint64(32)
     while True:
-        tid = table[slot]
-        if tid < 0:
-            return slot, tid
-        if vocab_hash[tid] == h:
-            lo = vocab_offsets[tid]
-            if vocab_offsets[tid + 1] - lo == n_bytes:
-                same = True
-                for k in range(n_bytes):
-                    if vocab_bytes[lo + k] != key[key_lo + k]:
-                        same = False
-                        break
-                if same:
-                    return slot, tid
+        meta = table[2 * slot + 1]
+        if meta == 0:
+            return slot, -1
+        if table[2 * slot] == key and (meta & _HIGH) == wanted:
+            tid = np.int64(meta & _LOW)
+            if n_bytes <= 8:
+                return slot, tid
+            start = vocab_offsets[tid]
+            same = True
+            for k in range(n_bytes):
+                if vocab_bytes[start + k] != bytes_[lo + k]:
+                    same = False
+                    break
+            if same:
+                return slot, tid
         slot = (slot + 1) & mask
+
+
+@njit(cache=True, inline="always")
+def _insert(table, slot, key, n_bytes, tid):
+    table[2 * slot] = key
+    table[2 * slot + 1] = (np.uint64(n_bytes) << np.uint64(32)) | np.uint64(tid)
 
 
 @njit(cache=True, nogil=True)
 def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
-                   tokens, doc_token_ends, table, vocab_hash, vocab_offsets, vocab_bytes):
+                   tokens, doc_token_ends, table, vocab_key, vocab_offsets, vocab_bytes):
     """Tokenize documents state[DOC] .. doc_end-1 of one batch; resumable, see module doc.
 
     data/offsets: UTF-8 bytes of the batch and int64 document boundaries into them.
     lowered: 1 when `data` is already lowercased text (exact slow path), 0 to fold per code point.
     doc_token_ends[d]: total token count after document d (written when d is finished).
+    table: uint64, 2 per slot (see _lookup); vocab_key[id]: the entry's key (see _token_key).
     state[POS] is -1 between documents (set it to -1 to start a batch).
     On SPECIAL_DOC the tokens of document state[DOC] are rolled back and state[DOC] points at it.
     """
-    table_mask = table.shape[0] - 1
-    table_limit = table.shape[0] // 2
+    table_mask = table.shape[0] // 2 - 1
+    table_limit = table.shape[0] // 4
+    shift_bits = table_shift(table)
     # lowered text is classified by the code points themselves, raw text by their lowercase
-    shift = _SELF_SHIFT if lowered else 0
-    run_bit = np.uint8(_RUN << shift)
-    single_bit = np.uint8(_SINGLE << shift)
-    mark_bit = np.uint8(_MARK << shift)
+    flag_shift = _SELF_SHIFT if lowered else 0
+    run_bit = np.uint8(_RUN << flag_shift)
+    single_bit = np.uint8(_SINGLE << flag_shift)
+    mark_bit = np.uint8(_MARK << flag_shift)
     start_bits = np.uint8(run_bit | single_bit)
     d = state[DOC]
     pos = state[POS]
@@ -125,13 +198,8 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
                 cp, length = decode_utf8(data, pos, end)
             info = cp_info[cp]
             if lowered == 0 and (info & _SPECIAL) != 0:
-                state[DOC] = d
-                state[POS] = pos
-                state[N_TOKENS] = state[DOC_TOKEN_START]
-                state[N_VOCAB] = n_vocab
-                state[VOCAB_USED] = used
-                state[STATUS] = SPECIAL_DOC
-                return
+                status = SPECIAL_DOC
+                break
             if (info & start_bits) == 0:
                 pos += length
                 continue
@@ -142,80 +210,74 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
                 status = NEED_TOKENS
             elif n_vocab >= table_limit:
                 status = NEED_TABLE
-            elif n_vocab + 2 > vocab_offsets.shape[0] or n_vocab >= vocab_hash.shape[0]:
+            elif n_vocab + 2 > vocab_offsets.shape[0] or n_vocab >= vocab_key.shape[0]:
                 status = NEED_VOCAB_SLOTS
             if status != DONE:
                 break
             token_start = pos
             w = used
-            h = _FNV_OFFSET
+            word = np.uint64(0)
+            shift = 0
+            h = _KEY_SEED
             overflow = False
-            special = False
-            while pos < end:
-                cp = np.int64(data[pos])
-                length = 1
-                if cp >= 0x80:  # ASCII stays inline; the call is paid only for multi-byte
-                    cp, length = decode_utf8(data, pos, end)
-                info = cp_info[cp]
-                if lowered == 0 and (info & _SPECIAL) != 0:
-                    special = True
-                    break
-                if pos != token_start and (info & cont_bit) == 0:
-                    break
-                if lowered == 0:
-                    if cp < 0x80:
-                        if 0x41 <= cp <= 0x5A:
-                            cp += 0x20
-                    else:
-                        cp = cp_lower[cp]
+            while True:  # cp/length/info: the character at pos, part of the token
                 if w + 4 > vocab_bytes.shape[0]:
                     overflow = True
                     break
-                # Encode the lowercased code point as UTF-8 into the tentative vocab slot.
                 if cp < 0x80:
-                    vocab_bytes[w] = cp
-                    w += 1
-                elif cp < 0x800:
-                    vocab_bytes[w] = 0xC0 | (cp >> 6)
-                    vocab_bytes[w + 1] = 0x80 | (cp & 0x3F)
-                    w += 2
-                elif cp < 0x10000:
-                    vocab_bytes[w] = 0xE0 | (cp >> 12)
-                    vocab_bytes[w + 1] = 0x80 | ((cp >> 6) & 0x3F)
-                    vocab_bytes[w + 2] = 0x80 | (cp & 0x3F)
-                    w += 3
+                    if lowered == 0 and 0x41 <= cp <= 0x5A:
+                        cp += 0x20
+                    w, word, shift, h = _put_byte(cp, vocab_bytes, w, word, shift, h)
                 else:
-                    vocab_bytes[w] = 0xF0 | (cp >> 18)
-                    vocab_bytes[w + 1] = 0x80 | ((cp >> 12) & 0x3F)
-                    vocab_bytes[w + 2] = 0x80 | ((cp >> 6) & 0x3F)
-                    vocab_bytes[w + 3] = 0x80 | (cp & 0x3F)
-                    w += 4
-                h = (h ^ np.uint64(cp)) * _FNV_PRIME
+                    if lowered == 0:
+                        cp = cp_lower[cp]
+                    if cp < 0x80:
+                        w, word, shift, h = _put_byte(cp, vocab_bytes, w, word, shift, h)
+                    else:
+                        w, word, shift, h = _put_code_point(cp, vocab_bytes, w, word, shift, h)
                 pos += length
-            if special:
-                state[DOC] = d
-                state[POS] = pos
-                state[N_TOKENS] = state[DOC_TOKEN_START]
-                state[N_VOCAB] = n_vocab
-                state[VOCAB_USED] = used
-                state[STATUS] = SPECIAL_DOC
-                return
+                if pos >= end:
+                    break
+                cp = np.int64(data[pos])
+                length = 1
+                if cp < 0x80:  # ASCII is never SPECIAL
+                    if (cp_info[cp] & cont_bit) == 0:
+                        break
+                    continue
+                cp, length = decode_utf8(data, pos, end)
+                info = cp_info[cp]
+                if lowered == 0 and (info & _SPECIAL) != 0:
+                    status = SPECIAL_DOC
+                    break
+                if (info & cont_bit) == 0:
+                    break
+            if status == SPECIAL_DOC:
+                break
             if overflow:
                 pos = token_start
                 status = NEED_VOCAB_BYTES
                 break
             n_bytes = w - used
-            slot, tid = _lookup(table, table_mask, h, vocab_hash, vocab_offsets, vocab_bytes,
-                                vocab_bytes, used, n_bytes)
+            key = _token_key(n_bytes, word, h)
+            slot, tid = _lookup(table, table_mask, shift_bits, key, n_bytes, vocab_offsets,
+                                vocab_bytes, vocab_bytes, used)
             if tid < 0:  # unseen token: commit its tentative bytes as a new entry
                 tid = n_vocab
-                table[slot] = tid
-                vocab_hash[tid] = h
+                _insert(table, slot, key, n_bytes, tid)
+                vocab_key[tid] = key
                 vocab_offsets[tid + 1] = w
                 used = w
                 n_vocab += 1
             tokens[n_tokens] = tid
             n_tokens += 1
+        if status == SPECIAL_DOC:
+            state[DOC] = d
+            state[POS] = pos
+            state[N_TOKENS] = state[DOC_TOKEN_START]
+            state[N_VOCAB] = n_vocab
+            state[VOCAB_USED] = used
+            state[STATUS] = SPECIAL_DOC
+            return
         if status != DONE:  # a buffer is full: stop before the token at `pos`
             break
         doc_token_ends[d] = n_tokens
@@ -230,18 +292,20 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
 
 
 @njit(cache=True, nogil=True)
-def rehash(vocab_hash, n_vocab, table):
-    """Fill `table` (all -1, power-of-two size) with ids 0..n_vocab-1 by their stored hashes."""
-    mask = table.shape[0] - 1
+def rehash(vocab_key, vocab_offsets, n_vocab, table):
+    """Fill `table` (all 0, 2 uint64 per slot, a power of two of slots) with ids 0..n_vocab-1
+    by their stored keys."""
+    mask = table.shape[0] // 2 - 1
+    shift = table_shift(table)
     for tid in range(n_vocab):
-        slot = _slot_of(vocab_hash[tid], mask)
-        while table[slot] >= 0:
+        slot = _slot_of(vocab_key[tid], shift)
+        while table[2 * slot + 1] != 0:
             slot = (slot + 1) & mask
-        table[slot] = tid
+        _insert(table, slot, vocab_key[tid], vocab_offsets[tid + 1] - vocab_offsets[tid], tid)
 
 
 @njit(cache=True, nogil=True)
-def merge_vocab(local_hash, local_offsets, local_bytes, state, table, vocab_hash, vocab_offsets,
+def merge_vocab(local_key, local_offsets, local_bytes, state, table, vocab_key, vocab_offsets,
                 vocab_bytes, mapping):
     """Add a local vocabulary (entries in their order) to the global one; mapping[i] = the
     global id of local entry i. Entries new to the global vocabulary get the next ids in local
@@ -250,19 +314,20 @@ def merge_vocab(local_hash, local_offsets, local_bytes, state, table, vocab_hash
 
     state: [n_vocab, bytes used] of the global vocabulary. The caller makes room first: the
     table stays under half full and every buffer takes all the local entries."""
-    mask = table.shape[0] - 1
+    mask = table.shape[0] // 2 - 1
+    shift = table_shift(table)
     n_vocab = state[0]
     used = state[1]
     for i in range(local_offsets.shape[0] - 1):
-        h = local_hash[i]
+        key = local_key[i]
         lo = local_offsets[i]
         n_bytes = local_offsets[i + 1] - lo
-        slot, tid = _lookup(table, mask, h, vocab_hash, vocab_offsets, vocab_bytes, local_bytes,
-                            lo, n_bytes)
+        slot, tid = _lookup(table, mask, shift, key, n_bytes, vocab_offsets, vocab_bytes,
+                            local_bytes, lo)
         if tid < 0:
             tid = n_vocab
-            table[slot] = tid
-            vocab_hash[tid] = h
+            _insert(table, slot, key, n_bytes, tid)
+            vocab_key[tid] = key
             for b in range(n_bytes):  # no array slice assignment: _numba/arrays.py
                 vocab_bytes[used + b] = local_bytes[lo + b]
             used += n_bytes

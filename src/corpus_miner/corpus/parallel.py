@@ -102,8 +102,8 @@ class ParallelTokenizer:
 
     def _merge(self, block: list, assigner: TokenIdAssigner) -> TokenizedBlock:
         self.special_docs += assigner.special_docs
-        hashes = assigner.vocab_hashes()
+        keys = assigner.vocab_keys()
         tokens, doc_offsets, local_vocab = assigner.finish()
-        mapping = self.vocabulary.merge(hashes, local_vocab)
+        mapping = self.vocabulary.merge(keys, local_vocab)
         kernels.remap_ids(tokens, mapping, tokens)  # in place: each id read before written
         return TokenizedBlock(block, tokens, doc_offsets)

@@ -141,8 +141,8 @@ class TokenIdAssigner:
             raise ValueError("initial capacities must be positive")
         self._info, self._lower = code_point_tables()
         self._state = np.zeros(kernels.STATE_SIZE, dtype=np.int64)
-        self._table = np.full(2 * initial_vocab, -1, dtype=np.int32)
-        self._vocab_hash = np.zeros(initial_vocab, dtype=np.uint64)
+        self._table = new_table(2 * initial_vocab)
+        self._vocab_key = np.zeros(initial_vocab, dtype=np.uint64)
         self._vocab_offsets = np.zeros(initial_vocab + 1, dtype=np.int64)
         self._vocab_bytes = np.zeros(16 * initial_vocab, dtype=np.uint8)
         self._tokens = np.zeros(initial_tokens, dtype=np.uint32)
@@ -206,19 +206,19 @@ class TokenIdAssigner:
 
     def _run(self, data, offsets, n_docs, lowered, state, doc_ends):
         kernels.scan_documents(data, offsets, n_docs, self._info, self._lower, lowered, state,
-                               self._tokens, doc_ends, self._table, self._vocab_hash,
+                               self._tokens, doc_ends, self._table, self._vocab_key,
                                self._vocab_offsets, self._vocab_bytes)
 
     def _grow(self, status: int) -> None:
         if status == kernels.NEED_TOKENS:
             self._ensure_token_capacity(int(len(self._tokens) * 1.5) + 1024)
         elif status == kernels.NEED_TABLE:
-            table = np.full(2 * len(self._table), -1, dtype=np.int32)
-            kernels.rehash(self._vocab_hash, self.n_vocab, table)
+            table = new_table(len(self._table))  # twice the slots
+            kernels.rehash(self._vocab_key, self._vocab_offsets, self.n_vocab, table)
             self._table = table
         elif status == kernels.NEED_VOCAB_SLOTS:
-            size = 2 * len(self._vocab_hash)
-            self._vocab_hash = resized(self._vocab_hash, size)
+            size = 2 * len(self._vocab_key)
+            self._vocab_key = resized(self._vocab_key, size)
             self._vocab_offsets = resized(self._vocab_offsets, size + 1)
         elif status == kernels.NEED_VOCAB_BYTES:
             self._vocab_bytes = resized(self._vocab_bytes, 2 * len(self._vocab_bytes))
@@ -233,13 +233,13 @@ class TokenIdAssigner:
         if size > len(self._doc_ends):
             self._doc_ends = resized(self._doc_ends, max(size, 2 * len(self._doc_ends)))
 
-    def vocab_hashes(self) -> np.ndarray:
-        """The hash of each vocabulary entry (as the scan computed it), in id order."""
-        return self._vocab_hash[:self.n_vocab]
+    def vocab_keys(self) -> np.ndarray:
+        """The table key of each vocabulary entry (as the scan computed it), in id order."""
+        return self._vocab_key[:self.n_vocab]
 
     def finish(self) -> tuple[np.ndarray, np.ndarray, StringList]:
         """(tokens uint32, doc_offsets int64 n_docs+1, vocab); the assigner is spent afterwards
-        (but for `vocab_hashes`)."""
+        (but for `vocab_keys`)."""
         tokens = resized(self._tokens, self.n_tokens)
         doc_offsets = np.zeros(self.n_docs + 1, dtype=np.int64)
         doc_offsets[1:] = self._doc_ends[:self.n_docs]
@@ -248,8 +248,13 @@ class TokenIdAssigner:
         vocab = StringList(vocab_offsets, self._vocab_bytes[:vocab_offsets[-1]].copy())
         self._tokens = np.zeros(0, dtype=np.uint32)  # the buffers now belong to the caller
         self._doc_ends = np.zeros(0, dtype=np.int64)
-        self._table = np.zeros(0, dtype=np.int32)
+        self._table = np.zeros(0, dtype=np.uint64)
         return tokens, doc_offsets, vocab
+
+
+def new_table(slots: int) -> np.ndarray:
+    """An empty hash table of the kernels: `slots` (a power of two) of two uint64 each."""
+    return np.zeros(2 * slots, dtype=np.uint64)
 
 
 def resized(array: np.ndarray, size: int) -> np.ndarray:

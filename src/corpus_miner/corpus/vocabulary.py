@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from corpus_miner.corpus import kernels
-from corpus_miner.corpus.tokenizer import resized
+from corpus_miner.corpus.tokenizer import new_table, resized
 from corpus_miner.io.strings import StringList
 
 
@@ -21,36 +21,36 @@ class Vocabulary:
 
     def __init__(self, initial: int = 1 << 14):
         self._state = np.zeros(2, dtype=np.int64)  # [entries, bytes used]
-        self._table = np.full(2 * initial, -1, dtype=np.int32)
-        self._hash = np.zeros(initial, dtype=np.uint64)
+        self._table = new_table(2 * initial)
+        self._key = np.zeros(initial, dtype=np.uint64)
         self._offsets = np.zeros(initial + 1, dtype=np.int64)
         self._bytes = np.zeros(16 * initial, dtype=np.uint8)
 
     def __len__(self) -> int:
         return int(self._state[0])
 
-    def merge(self, hashes: np.ndarray, local: StringList) -> np.ndarray:
+    def merge(self, keys: np.ndarray, local: StringList) -> np.ndarray:
         """Global ids (uint32) of the entries of a local vocabulary whose entries have these
-        hashes (TokenIdAssigner.vocab_hashes); new entries are appended in local order."""
+        table keys (TokenIdAssigner.vocab_keys); new entries are appended in local order."""
         n_local = len(local)
         needed = len(self) + n_local
-        if needed > len(self._table) // 2:
-            size = len(self._table)
-            while needed > size // 2:
-                size *= 2
-            table = np.full(size, -1, dtype=np.int32)
-            kernels.rehash(self._hash, len(self), table)
+        slots = len(self._table) // 2
+        if needed > slots // 2:
+            while needed > slots // 2:
+                slots *= 2
+            table = new_table(slots)
+            kernels.rehash(self._key, self._offsets, len(self), table)
             self._table = table
-        if needed > len(self._hash):
-            size = max(needed, 2 * len(self._hash))
-            self._hash = resized(self._hash, size)
+        if needed > len(self._key):
+            size = max(needed, 2 * len(self._key))
+            self._key = resized(self._key, size)
             self._offsets = resized(self._offsets, size + 1)
         needed_bytes = int(self._state[1]) + len(local.data)
         if needed_bytes > len(self._bytes):
             self._bytes = resized(self._bytes, max(needed_bytes, 2 * len(self._bytes)))
         mapping = np.empty(n_local, dtype=np.uint32)
-        kernels.merge_vocab(np.ascontiguousarray(hashes, dtype=np.uint64), local.offsets,
-                            local.data, self._state, self._table, self._hash, self._offsets,
+        kernels.merge_vocab(np.ascontiguousarray(keys, dtype=np.uint64), local.offsets,
+                            local.data, self._state, self._table, self._key, self._offsets,
                             self._bytes, mapping)
         return mapping
 
