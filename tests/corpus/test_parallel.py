@@ -78,7 +78,7 @@ def test_vocabulary_merge_grows_and_maps_in_local_order():
     # longer tokens are keyed by a hash: the same key (a collision) with other bytes, or other
     # lengths, is a new entry, not the first one
     long_a, long_b, long_c = "w" * 40, "v" * 40, "v" * 41
-    second = vocab.merge(np.array([packed("yy"), packed("x"), packed("z"), 33, 33, 33, 33],
+    second = vocab.merge(np.array([packed("yy"), packed("x"), packed("z"), *[0x3300] * 4],
                                   np.uint64),
                          StringList.from_strings(["yy", "x", "z", long_a, long_b, long_c, long_a]))
     assert first.tolist() == [0, 1] and second.tolist() == [1, 0, 2, 3, 4, 5, 3]

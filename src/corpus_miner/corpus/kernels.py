@@ -24,8 +24,7 @@ DONE, NEED_TOKENS, NEED_TABLE, NEED_VOCAB_SLOTS, NEED_VOCAB_BYTES, SPECIAL_DOC =
 _KEY_SEED = np.uint64(0xCBF29CE484222325)
 _MIX_PRIME = np.uint64(0xFF51AFD7ED558CCD)  # MurmurHash3's finaliser constant
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio
-_HIGH = np.uint64(0xFFFFFFFF00000000)
-_LOW = np.uint64(0xFFFFFFFF)
+_NO_LOW_BYTE = np.uint64(0xFFFFFFFFFFFFFF00)
 # Flags of unicode_table (kept literal here so the kernels need no Python-level import).
 _RUN = np.uint8(1)
 _SINGLE = np.uint8(2)
@@ -107,7 +106,7 @@ def _token_key(n_bytes, word, h):
     exact (a token never holds a NUL byte), else a hash of all its bytes."""
     if n_bytes <= 8:
         return word
-    return _mix(h, word)
+    return _mix(h, word) & _NO_LOW_BYTE  # a zero first byte: never the key of a short token
 
 
 @njit(cache=True, inline="always")
@@ -119,44 +118,38 @@ def _slot_of(key, shift):
 
 @njit(cache=True)
 def table_shift(table):
-    """64 - log2(slots) of a table (2 uint64 per slot, a power of two of them)."""
+    """64 - log2(slots) of a table (a power of two of slots)."""
     bits = 0
-    while (1 << bits) < table.shape[0] // 2:
+    while (1 << bits) < table.shape[0]:
         bits += 1
     return 64 - bits
 
 
 @njit(cache=True, inline="always")
-def _lookup(table, mask, shift, key, n_bytes, vocab_offsets, vocab_bytes, bytes_, lo):
+def _lookup(table, mask, shift, key, n_bytes, vocab_key, vocab_offsets, vocab_bytes, bytes_, lo):
     """(slot, id) of the entry with this key whose bytes are bytes_[lo:lo + n_bytes], or (the
-    empty slot where it belongs, -1). Open addressing with linear probing; a slot holds
-    [key, n_bytes << 32 | id] (0: empty) so most probes touch one cache line: keys of up to 8
-    bytes are the bytes themselves, only longer tokens with an equal hash compare bytes."""
+    empty slot where it belongs, -1). Open addressing with linear probing over int32 ids (-1:
+    empty), so the table is small and stays in cache; keys are compared by id (vocab_key, in
+    order of first appearance, so the frequent ones are together). A key of up to 8 bytes is
+    the bytes themselves, hence exact; only longer tokens with an equal hash compare bytes."""
     slot = _slot_of(key, shift)
-    wanted = np.uint64(n_bytes) << np.uint64(32)
     while True:
-        meta = table[2 * slot + 1]
-        if meta == 0:
-            return slot, -1
-        if table[2 * slot] == key and (meta & _HIGH) == wanted:
-            tid = np.int64(meta & _LOW)
+        tid = np.int64(table[slot])
+        if tid < 0:
+            return slot, tid
+        if vocab_key[tid] == key:
             if n_bytes <= 8:
                 return slot, tid
             start = vocab_offsets[tid]
-            same = True
-            for k in range(n_bytes):
-                if vocab_bytes[start + k] != bytes_[lo + k]:
-                    same = False
-                    break
-            if same:
-                return slot, tid
+            if vocab_offsets[tid + 1] - start == n_bytes:
+                same = True
+                for k in range(n_bytes):
+                    if vocab_bytes[start + k] != bytes_[lo + k]:
+                        same = False
+                        break
+                if same:
+                    return slot, tid
         slot = (slot + 1) & mask
-
-
-@njit(cache=True, inline="always")
-def _insert(table, slot, key, n_bytes, tid):
-    table[2 * slot] = key
-    table[2 * slot + 1] = (np.uint64(n_bytes) << np.uint64(32)) | np.uint64(tid)
 
 
 @njit(cache=True, nogil=True)
@@ -167,12 +160,12 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
     data/offsets: UTF-8 bytes of the batch and int64 document boundaries into them.
     lowered: 1 when `data` is already lowercased text (exact slow path), 0 to fold per code point.
     doc_token_ends[d]: total token count after document d (written when d is finished).
-    table: uint64, 2 per slot (see _lookup); vocab_key[id]: the entry's key (see _token_key).
+    table: int32 ids (see _lookup); vocab_key[id]: the entry's key (see _token_key).
     state[POS] is -1 between documents (set it to -1 to start a batch).
     On SPECIAL_DOC the tokens of document state[DOC] are rolled back and state[DOC] points at it.
     """
-    table_mask = table.shape[0] // 2 - 1
-    table_limit = table.shape[0] // 4
+    table_mask = table.shape[0] - 1
+    table_limit = table.shape[0] // 2
     shift_bits = table_shift(table)
     # lowered text is classified by the code points themselves, raw text by their lowercase
     flag_shift = _SELF_SHIFT if lowered else 0
@@ -259,11 +252,11 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
                 break
             n_bytes = w - used
             key = _token_key(n_bytes, word, h)
-            slot, tid = _lookup(table, table_mask, shift_bits, key, n_bytes, vocab_offsets,
-                                vocab_bytes, vocab_bytes, used)
+            slot, tid = _lookup(table, table_mask, shift_bits, key, n_bytes, vocab_key,
+                                vocab_offsets, vocab_bytes, vocab_bytes, used)
             if tid < 0:  # unseen token: commit its tentative bytes as a new entry
                 tid = n_vocab
-                _insert(table, slot, key, n_bytes, tid)
+                table[slot] = tid
                 vocab_key[tid] = key
                 vocab_offsets[tid + 1] = w
                 used = w
@@ -292,16 +285,15 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
 
 
 @njit(cache=True, nogil=True)
-def rehash(vocab_key, vocab_offsets, n_vocab, table):
-    """Fill `table` (all 0, 2 uint64 per slot, a power of two of slots) with ids 0..n_vocab-1
-    by their stored keys."""
-    mask = table.shape[0] // 2 - 1
+def rehash(vocab_key, n_vocab, table):
+    """Fill `table` (all -1, power-of-two size) with ids 0..n_vocab-1 by their stored keys."""
+    mask = table.shape[0] - 1
     shift = table_shift(table)
     for tid in range(n_vocab):
         slot = _slot_of(vocab_key[tid], shift)
-        while table[2 * slot + 1] != 0:
+        while table[slot] >= 0:
             slot = (slot + 1) & mask
-        _insert(table, slot, vocab_key[tid], vocab_offsets[tid + 1] - vocab_offsets[tid], tid)
+        table[slot] = tid
 
 
 @njit(cache=True, nogil=True)
@@ -314,7 +306,7 @@ def merge_vocab(local_key, local_offsets, local_bytes, state, table, vocab_key, 
 
     state: [n_vocab, bytes used] of the global vocabulary. The caller makes room first: the
     table stays under half full and every buffer takes all the local entries."""
-    mask = table.shape[0] // 2 - 1
+    mask = table.shape[0] - 1
     shift = table_shift(table)
     n_vocab = state[0]
     used = state[1]
@@ -322,11 +314,11 @@ def merge_vocab(local_key, local_offsets, local_bytes, state, table, vocab_key, 
         key = local_key[i]
         lo = local_offsets[i]
         n_bytes = local_offsets[i + 1] - lo
-        slot, tid = _lookup(table, mask, shift, key, n_bytes, vocab_offsets, vocab_bytes,
-                            local_bytes, lo)
+        slot, tid = _lookup(table, mask, shift, key, n_bytes, vocab_key, vocab_offsets,
+                            vocab_bytes, local_bytes, lo)
         if tid < 0:
             tid = n_vocab
-            _insert(table, slot, key, n_bytes, tid)
+            table[slot] = tid
             vocab_key[tid] = key
             for b in range(n_bytes):  # no array slice assignment: _numba/arrays.py
                 vocab_bytes[used + b] = local_bytes[lo + b]

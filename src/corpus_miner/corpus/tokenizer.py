@@ -213,8 +213,8 @@ class TokenIdAssigner:
         if status == kernels.NEED_TOKENS:
             self._ensure_token_capacity(int(len(self._tokens) * 1.5) + 1024)
         elif status == kernels.NEED_TABLE:
-            table = new_table(len(self._table))  # twice the slots
-            kernels.rehash(self._vocab_key, self._vocab_offsets, self.n_vocab, table)
+            table = new_table(2 * len(self._table))
+            kernels.rehash(self._vocab_key, self.n_vocab, table)
             self._table = table
         elif status == kernels.NEED_VOCAB_SLOTS:
             size = 2 * len(self._vocab_key)
@@ -248,13 +248,13 @@ class TokenIdAssigner:
         vocab = StringList(vocab_offsets, self._vocab_bytes[:vocab_offsets[-1]].copy())
         self._tokens = np.zeros(0, dtype=np.uint32)  # the buffers now belong to the caller
         self._doc_ends = np.zeros(0, dtype=np.int64)
-        self._table = np.zeros(0, dtype=np.uint64)
+        self._table = np.zeros(0, dtype=np.int32)
         return tokens, doc_offsets, vocab
 
 
 def new_table(slots: int) -> np.ndarray:
-    """An empty hash table of the kernels: `slots` (a power of two) of two uint64 each."""
-    return np.zeros(2 * slots, dtype=np.uint64)
+    """An empty hash table of the kernels: `slots` (a power of two) int32 ids, -1 for empty."""
+    return np.full(slots, -1, dtype=np.int32)
 
 
 def resized(array: np.ndarray, size: int) -> np.ndarray:

@@ -34,12 +34,12 @@ class Vocabulary:
         table keys (TokenIdAssigner.vocab_keys); new entries are appended in local order."""
         n_local = len(local)
         needed = len(self) + n_local
-        slots = len(self._table) // 2
+        slots = len(self._table)
         if needed > slots // 2:
             while needed > slots // 2:
                 slots *= 2
             table = new_table(slots)
-            kernels.rehash(self._key, self._offsets, len(self), table)
+            kernels.rehash(self._key, len(self), table)
             self._table = table
         if needed > len(self._key):
             size = max(needed, 2 * len(self._key))

