@@ -23,10 +23,10 @@ from corpus_miner.corpus.tokenizer import TokenIdAssigner
 from corpus_miner.corpus.vocabulary import Vocabulary
 from corpus_miner.io.strings import arrow_string_buffers
 
-# Bigger blocks scan a little slower (bigger local tables) but leave less to the serial merge;
-# measured on two web-like parts (CPU ns per token, scan + merge): 2 MiB 50.0 + 13.5,
-# 8 MiB 54.2 + 8.7, 32 MiB 62.0 + 4.4. 16 MiB keeps the merge well off the critical path.
-DEFAULT_BLOCK_BYTES = 16 << 20
+# Bigger blocks scan slower (bigger local tables, out of L2) but leave less to the serial merge;
+# measured in one process on three web-like parts, two threads, CPU ns per token (scan + merge):
+# 4 MiB 47-52 + 4.3-5.1, 16 MiB 57 + 3.3 (peak RSS 447 against 584 MB).
+DEFAULT_BLOCK_BYTES = 4 << 20
 
 
 @dataclass
@@ -64,9 +64,12 @@ def _blocks(batches: Iterable, block_bytes: int) -> Iterator[list]:
         yield block
 
 
-def _tokenize_local(block: list) -> TokenIdAssigner:
+def _tokenize_local(block: list, vocab_hint: int) -> TokenIdAssigner:
+    """The block's tokens with local ids; `vocab_hint` (distinct tokens expected) sizes the
+    table, so that it is not grown and rehashed several times per block."""
     size = sum(_text_bytes(batch.texts) for batch in block)
-    assigner = TokenIdAssigner(initial_tokens=size // 5 + 1024)
+    vocab = 1 << max(10, (vocab_hint + vocab_hint // 4).bit_length())
+    assigner = TokenIdAssigner(initial_vocab=vocab, initial_tokens=size // 5 + 1024)
     for batch in block:
         assigner.add_texts(batch.texts)
     return assigner
@@ -82,17 +85,18 @@ class ParallelTokenizer:
         self.block_bytes = max(1, int(block_bytes))
         self.vocabulary = Vocabulary()
         self.special_docs = 0  # documents that needed the exact str.lower() path
+        self._local_vocab = 0  # distinct tokens of the last merged block: the next one's hint
 
     def run(self, batches: Iterable) -> Iterator[TokenizedBlock]:
         blocks = _blocks(batches, self.block_bytes)
         if self.threads == 1:
             for block in blocks:
-                yield self._merge(block, _tokenize_local(block))
+                yield self._merge(block, _tokenize_local(block, self._local_vocab))
             return
         with ThreadPoolExecutor(self.threads, thread_name_prefix="tokenize") as pool:
             pending: deque = deque()
             for block in blocks:
-                pending.append((block, pool.submit(_tokenize_local, block)))
+                pending.append((block, pool.submit(_tokenize_local, block, self._local_vocab)))
                 if len(pending) > self.threads:  # keeps every thread busy, memory bounded
                     block_done, future = pending.popleft()
                     yield self._merge(block_done, future.result())
@@ -102,6 +106,7 @@ class ParallelTokenizer:
 
     def _merge(self, block: list, assigner: TokenIdAssigner) -> TokenizedBlock:
         self.special_docs += assigner.special_docs
+        self._local_vocab = assigner.n_vocab
         keys = assigner.vocab_keys()
         tokens, doc_offsets, local_vocab = assigner.finish()
         mapping = self.vocabulary.merge(keys, local_vocab)

@@ -377,7 +377,7 @@ class _Reader:
             null_texts = sum(1 for t in python_texts if not isinstance(t, str))
             texts = pa.array([t if isinstance(t, str) else "" for t in python_texts], pa.string())
         else:
-            texts, null_texts = self._arrow_texts(table.column(self.text_field).combine_chunks(),
+            texts, null_texts = self._arrow_texts(_one_array(table.column(self.text_field)),
                                                   validate_utf8)
         ids = self._ids(table, n)
         offsets, _ = arrow_string_buffers(texts)
@@ -435,7 +435,7 @@ class _Reader:
         row_numbers = pa.array(np.arange(self.row, self.row + n, dtype=np.int64)).cast(pa.string())
         if self.id_field not in table.column_names:
             return row_numbers
-        column = table.column(self.id_field).combine_chunks()
+        column = _one_array(table.column(self.id_field))
         try:
             if is_json_text(table.schema.field(self.id_field)):  # ids of mixed types
                 ids = pa.array([v if v is None or isinstance(v, str) else json.dumps(v)
@@ -500,6 +500,11 @@ def _zstd_stream(raw):
     import zstandard  # pyarrow built without zstd: the pure-Python binding is a dependency
 
     return zstandard.ZstdDecompressor().stream_reader(raw)
+
+
+def _one_array(column: pa.ChunkedArray) -> pa.Array:
+    """The column as one array; a single chunk as it is (combine_chunks would copy it)."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 def _empty_strings(n: int) -> pa.Array:
