@@ -57,6 +57,24 @@ def test_bulk_ids_equal_reference_with_tiny_buffers(docs, n_batches):
     assert got == expected_ids
 
 
+# Mostly ASCII words of 0-12 letters and digits in mixed case (the scan's word-at-a-time path
+# takes runs of up to 8 bytes), glued by separators next to the case ranges (@ [ ` {), and by
+# characters that continue a run (é, a combining mark) or take the exact path (İ, Σ).
+ascii_words = st.text(alphabet="aAzZmM09@[`{", max_size=12)
+glue = st.sampled_from(["", " ", " ", ", ", "\n", "é", "É", "ß", "中", "\u0301", "İ", "Σ", "’"])
+ascii_texts = st.lists(st.tuples(ascii_words, glue), max_size=30).map(
+    lambda pieces: "".join(word + sep for word, sep in pieces))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(ascii_texts, max_size=5), st.booleans())
+def test_ascii_runs_equal_reference(docs, tiny):
+    capacity = {"initial_vocab": 1, "initial_tokens": 1} if tiny else {}
+    ids, vocab = assign(docs, **capacity)
+    expected_ids, expected_vocab = reference_ids(docs)
+    assert vocab.to_list() == expected_vocab and ids == expected_ids
+
+
 def test_special_characters_take_the_exact_path():
     docs = ["ΟΔΟΣ ΑΣ'Β", "İstanbul İ", "plain text", "ΣΑΣ σας Σ"]
     got, vocab = assign(docs)
@@ -188,6 +206,7 @@ def test_kernels_without_jit():
         from corpus_miner.corpus import TokenIdAssigner, token_spans
         from tests.corpus.reference import reference_ids
         docs = ["Héllo wörld, HELLO!", "ΟΔΟΣ 42 中文 İx", "", "a\\u0301b c",
+                "Plain ASCII Words, UPPER lower 12345 and a longer_token1234 here",
                 "我们使用cookie。", "コーヒー々ゝ ｶﾞ か\\u3099", "สวัสดี ๒๕๖๗ 𠀀"]
         assigner = TokenIdAssigner(initial_vocab=1, initial_tokens=1)
         assigner.add_texts(pa.array(docs))

@@ -25,6 +25,12 @@ _KEY_SEED = np.uint64(0xCBF29CE484222325)
 _MIX_PRIME = np.uint64(0xFF51AFD7ED558CCD)  # MurmurHash3's finaliser constant
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio
 _NO_LOW_BYTE = np.uint64(0xFFFFFFFFFFFFFF00)
+_ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
+_BYTES_3F = np.uint64(0x3F3F3F3F3F3F3F3F)
+_BYTES_25 = np.uint64(0x2525252525252525)
+_BYTES_80 = np.uint64(0x8080808080808080)
+# _TRAILING_ONES[bits]: how many of the lowest bits of a 9-bit mask are set before the first 0
+_TRAILING_ONES = np.array([(~b & -~b).bit_length() - 1 for b in range(512)], dtype=np.uint8)
 # Flags of unicode_table (kept literal here so the kernels need no Python-level import).
 _RUN = np.uint8(1)
 _SINGLE = np.uint8(2)
@@ -152,6 +158,23 @@ def _lookup(table, mask, shift, key, n_bytes, vocab_key, vocab_offsets, vocab_by
         slot = (slot + 1) & mask
 
 
+@njit(cache=True, inline="always")
+def _load_word(data, pos):
+    """data[pos:pos + 8] as a little-endian uint64."""
+    word = np.uint64(0)
+    for k in range(8):
+        word |= np.uint64(data[pos + k]) << np.uint64(8 * k)
+    return word
+
+
+@njit(cache=True, inline="always")
+def _ascii_lower(word):
+    """A-Z to a-z in each byte of a word of ASCII bytes (all < 0x80): a byte is upper case when
+    adding 0x3F carries into its top bit and adding 0x25 does not; no carry crosses bytes."""
+    upper = (word + _BYTES_3F) & ~(word + _BYTES_25) & _BYTES_80
+    return word | (upper >> np.uint64(2))
+
+
 @njit(cache=True, nogil=True)
 def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
                    tokens, doc_token_ends, table, vocab_key, vocab_offsets, vocab_bytes):
@@ -173,6 +196,10 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
     single_bit = np.uint8(_SINGLE << flag_shift)
     mark_bit = np.uint8(_MARK << flag_shift)
     start_bits = np.uint8(run_bit | single_bit)
+    ascii_run = np.zeros(256, dtype=np.uint8)  # 1 for the ASCII run characters, bytes < 0x80
+    for b in range(0x80):
+        if (cp_info[b] & run_bit) != 0:
+            ascii_run[b] = 1
     d = state[DOC]
     pos = state[POS]
     n_tokens = state[N_TOKENS]
@@ -207,6 +234,36 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
                 status = NEED_VOCAB_SLOTS
             if status != DONE:
                 break
+            if cp < 0x80 and cont_bit == run_bit and pos + 9 <= end:
+                # The common case, an ASCII run of up to 8 bytes, without a branch per byte:
+                # which of the next 8 bytes are ASCII run characters, as bits, gives the run's
+                # length by a table lookup; its key is the 8 bytes loaded as one word, masked.
+                bits = 1
+                for k in range(1, 9):
+                    bits |= np.int64(ascii_run[data[pos + k]]) << k
+                n_bytes = np.int64(_TRAILING_ONES[bits])
+                if n_bytes <= 8 and data[pos + n_bytes] < 0x80:
+                    word = _load_word(data, pos) & (_ALL_ONES >> np.uint64(64 - 8 * n_bytes))
+                    if lowered == 0:
+                        word = _ascii_lower(word)
+                    slot, tid = _lookup(table, table_mask, shift_bits, word, n_bytes, vocab_key,
+                                        vocab_offsets, vocab_bytes, vocab_bytes, used)
+                    if tid < 0:  # unseen token: its bytes become a new entry
+                        if used + 8 > vocab_bytes.shape[0]:
+                            status = NEED_VOCAB_BYTES
+                            break
+                        for k in range(n_bytes):
+                            vocab_bytes[used + k] = (word >> np.uint64(8 * k)) & np.uint64(0xFF)
+                        tid = n_vocab
+                        table[slot] = tid
+                        vocab_key[tid] = word
+                        used += n_bytes
+                        vocab_offsets[tid + 1] = used
+                        n_vocab += 1
+                    tokens[n_tokens] = tid
+                    n_tokens += 1
+                    pos += n_bytes
+                    continue
             token_start = pos
             w = used
             word = np.uint64(0)
