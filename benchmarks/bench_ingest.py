@@ -5,7 +5,8 @@ method's own. Timed: read + decompress + JSON decode + lowercase + tokenize + id
 a warm-up on a tiny input (which loads numba's compiled cache and the code-point table; that
 one-off cost is reported separately as startup_s). The machine may be shared, so besides wall
 seconds the child's CPU seconds are reported (tokens_per_cpu_s): on one pinned core that is the
-speed an idle core would give. Both methods must produce the same token id
+speed an idle core would give; the load average before each corpus is recorded (load_before).
+Both methods must produce the same token id
 sequence and vocabulary; the script fails otherwise.
 
     python benchmarks/bench_ingest.py                     # openjdk-17-doc and all corpora together
@@ -27,6 +28,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from csv_table import write_csv  # noqa: E402
 from data_paths import CORPORA  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -87,6 +89,7 @@ def run_child(method: str, paths: list[str], tmp: Path) -> dict:
 def bench(label: str, paths: list[str], repeats: int, tmp: Path) -> list[dict]:
     rows = []
     runs = {m: [] for m in METHODS}
+    load = os.getloadavg()[0]  # the machine may be shared: recorded with the figures
     for _ in range(repeats):  # interleave methods so machine noise hits both alike
         for method in METHODS:
             runs[method].append(run_child(method, paths, tmp))
@@ -108,7 +111,7 @@ def bench(label: str, paths: list[str], repeats: int, tmp: Path) -> list[dict]:
                 statistics.median(r["startup_s"] for r in rs), 3),
             peak_rss_mb=round(peak, 1), base_rss_mb=round(base, 1),
             bytes_per_token_over_base=round((peak - base) * 2**20 / max(tokens, 1), 2),
-            same_tokens=True))
+            same_tokens=True, load_before=round(load, 1)))
     ours, naive = rows
     ours["speedup_vs_baseline"] = round(naive["seconds"] / ours["seconds"], 2)
     naive["speedup_vs_baseline"] = 1.0
@@ -173,13 +176,8 @@ def main(argv=None) -> int:
             print(json.dumps(row), flush=True)
     (tmp / "warm.jsonl.gz").unlink()
     tmp.rmdir()
-    fields = list(rows[0])
-    with open(args.out, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(args.out, rows)
     plot(rows, args.out.with_suffix(".png"))
-    print(f"wrote {args.out}")
     return 0
 
 
