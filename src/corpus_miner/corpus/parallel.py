@@ -1,8 +1,9 @@
 """Tokenize a stream of document batches on several threads, ids as one scan would give them.
 
 Consecutive batches are grouped into blocks of about `block_bytes` of text. Each block is
-tokenized on a worker thread by its own TokenIdAssigner (the compiled scan releases the GIL), so
-its hash table holds only the block's distinct tokens and stays in cache. Blocks are then merged
+tokenized by its own TokenIdAssigner (the compiled scan releases the GIL), on one of `threads - 1`
+worker threads or, when none has started it by its turn, on the merging thread itself; so its
+hash table holds only the block's distinct tokens and stays in cache. Blocks are then merged
 into the global Vocabulary strictly in input order, and their local ids replaced by global ones.
 The result is the same for every thread count and block size: ids in order of first appearance
 (tests check it against one TokenIdAssigner over everything).
@@ -95,16 +96,22 @@ class ParallelTokenizer:
             for block in blocks:
                 yield self._merge(block, _tokenize_local(block, self._local_vocab))
             return
-        with ThreadPoolExecutor(self.threads, thread_name_prefix="tokenize") as pool:
+        # threads - 1 workers; this thread merges, and scans a block itself when no worker has
+        # started it by the time it is next to merge, so `threads` threads scan in all
+        with ThreadPoolExecutor(self.threads - 1, thread_name_prefix="tokenize") as pool:
             pending: deque = deque()
             for block in blocks:
                 pending.append((block, pool.submit(_tokenize_local, block, self._local_vocab)))
-                if len(pending) > self.threads:  # keeps every thread busy, memory bounded
-                    block_done, future = pending.popleft()
-                    yield self._merge(block_done, future.result())
+                if len(pending) >= self.threads:  # keeps every thread busy, memory bounded
+                    yield self._merge_next(pending)
             while pending:
-                block_done, future = pending.popleft()
-                yield self._merge(block_done, future.result())
+                yield self._merge_next(pending)
+
+    def _merge_next(self, pending: deque) -> TokenizedBlock:
+        block, future = pending.popleft()
+        if future.cancel():  # no worker took it yet
+            return self._merge(block, _tokenize_local(block, self._local_vocab))
+        return self._merge(block, future.result())
 
     def _merge(self, block: list, assigner: TokenIdAssigner) -> TokenizedBlock:
         self.special_docs += assigner.special_docs
