@@ -25,10 +25,9 @@ from corpus_miner.corpus.vocabulary import Vocabulary
 from corpus_miner.io.strings import arrow_string_buffers
 
 # Bigger blocks scan slower (bigger local tables, out of L2, above all when other threads share
-# the core) but leave less to the serial merge; measured in one process on three web-like parts,
-# two threads, a shared machine, CPU ns per token of scan + merge (whole process): 1 MiB (in
-# practice one ~2 MiB reader batch a block) 28.0 + 2.3-2.5 (59-60), 2 MiB 33.5 + 1.6-3.7 (62-63),
-# 4 MiB 36.5-38.2 + 4.2-4.7 (65-68), 16 MiB 57 + 3.3 (82-85).
+# the core) but leave fewer local entries to the serial merge. Measured in one process on three
+# web-like parts (113M tokens), two threads, a shared machine, whole-process CPU ns per token:
+# 1 MiB (in practice one ~2 MiB reader batch a block) 59-60, 2 MiB 62-63, 4 MiB 65-68, 16 MiB 82-85.
 DEFAULT_BLOCK_BYTES = 1 << 20
 
 
