@@ -5,6 +5,7 @@ the thread count, block size or batch size."""
 from __future__ import annotations
 
 import json
+from concurrent.futures import Future
 
 import numpy as np
 import pyarrow as pa
@@ -12,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpus_miner.corpus import TokenCorpus, TokenIdAssigner, load_corpus
+from corpus_miner.corpus import TokenCorpus, TokenIdAssigner, load_corpus, parallel
 from corpus_miner.corpus.build import save_corpus
 from corpus_miner.corpus.parallel import ParallelTokenizer
 from corpus_miner.corpus.vocabulary import Vocabulary
@@ -83,6 +84,32 @@ def test_vocabulary_merge_grows_and_maps_in_local_order():
                          StringList.from_strings(["yy", "x", "z", long_a, long_b, long_c, long_a]))
     assert first.tolist() == [0, 1] and second.tolist() == [1, 0, 2, 3, 4, 5, 3]
     assert list(vocab.strings()) == ["x", "yy", "z", long_a, long_b, long_c]
+
+
+def test_blocks_no_worker_started_are_scanned_by_the_merging_thread(monkeypatch):
+    class Unstarted(Future):
+        def result(self, timeout=None):
+            raise AssertionError("waited for a block that no worker started")
+
+    class IdlePool:  # starts nothing: every block is still pending when its turn to merge comes
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def submit(self, fn, *args):
+            return Unstarted()
+
+    monkeypatch.setattr(parallel, "ThreadPoolExecutor", IdlePool)
+    docs = ["Alpha beta", "BETA gamma ΣΑΣ", "", "delta alpha 中文", "gamma İx"]
+    tokens, offsets, vocab = _plain(docs)
+    got_tokens, got_offsets, got_vocab = _run(_batches(docs, [1, 2, 4]), 2, 1)
+    assert got_vocab == list(vocab)
+    assert got_tokens.tolist() == tokens.tolist() and got_offsets.tolist() == offsets.tolist()
 
 
 def test_threads_must_be_positive():
