@@ -207,14 +207,14 @@ def test_interrupted_clean_leaves_no_output(web, tmp_path, monkeypatch):
     path, corpus, _, coverage = web
     out = tmp_path / "out.jsonl"
     cleaner = Cleaner().fit(corpus, coverage)
-    original_document = Cleaner.document
+    original_document = Cleaner._document  # what transform calls per document
 
     def failing(self, doc, text):
         if doc == 30:
             raise KeyboardInterrupt
         return original_document(self, doc, text)
 
-    monkeypatch.setattr(Cleaner, "document", failing)
+    monkeypatch.setattr(Cleaner, "_document", failing)
     with pytest.raises(KeyboardInterrupt):
         cleaner.write([path], out)
     assert list(tmp_path.iterdir()) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from types import SimpleNamespace
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -88,6 +89,30 @@ def test_mined_coverage_equals_brute_force(docs, sigma, k):
     assert cov.tokens_by_phrase.tolist() == expected_by_phrase.tolist()
     total = sum(map(len, docs))
     assert cov.share == (sum(map(sum, masks)) / total if total else 0.0)
+
+
+@settings(max_examples=150, deadline=None)
+@given(docs=docs_strategy,
+       listed=st.lists(st.lists(st.integers(0, 4), min_size=1, max_size=4), min_size=1,
+                       max_size=5),
+       threads=st.integers(1, 5))
+def test_occurrences_on_threads_equal_brute_force(docs, listed, threads):
+    """Documents are split into ranges scanned on threads; the concatenation is every full
+    occurrence in corpus order, whatever the number of ranges (more than documents, too)."""
+    from corpus_miner.coverage.coverage import PhraseTables
+
+    corpus = make_corpus(docs)
+    vocab = [f"w{i}" for i in range(5)]
+    table = PhraseTable.from_lists(listed, [0] * len(listed), [0] * len(listed), vocab)
+    with mock.patch("corpus_miner.coverage.coverage.mining_threads", lambda n: threads):
+        occ = PhraseTables(table).occurrences(corpus.tokens, corpus.doc_offsets)
+    phrases = [tuple(int(t) for t in table.phrase_ids(r)) for r in range(len(table))]
+    expected = sorted((int(corpus.doc_offsets[d]) + s, r, d) for d, doc in enumerate(docs)
+                      for s in range(len(doc)) for r, phrase in enumerate(phrases)
+                      if tuple(doc[s:s + len(phrase)]) == phrase)
+    got = list(zip(occ.start.tolist(), occ.phrase.tolist(), occ.doc.tolist()))
+    assert [g[0] for g in got] == sorted(g[0] for g in got)  # corpus order
+    assert sorted(got) == expected
 
 
 @settings(max_examples=100, deadline=None)

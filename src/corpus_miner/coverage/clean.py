@@ -254,6 +254,9 @@ class Cleaner(Estimator):
     def document(self, doc: int, text: str) -> tuple[str, list[list[int]], float]:
         """(cleaned text, junk spans, handled share) of document `doc` whose original is `text`."""
         self.check_is_fitted()
+        return self._document(doc, text)
+
+    def _document(self, doc: int, text: str) -> tuple[str, list[list[int]], float]:
         a, b = int(self.doc_offsets_[doc]), int(self.doc_offsets_[doc + 1])
         if self.doc_handled_[doc] == 0:
             return text, [], float(self.doc_share_[doc])
@@ -290,7 +293,7 @@ class Cleaner(Estimator):
             cleaned, spans, shares = [], [], []
             for i, text in enumerate(batch.texts.to_pylist()):
                 if is_text[i]:
-                    text, doc_spans, share = self.document(doc + i, text)
+                    text, doc_spans, share = self._document(doc + i, text)
                 else:
                     text, doc_spans, share = None, None, None
                 cleaned.append(text)

@@ -30,6 +30,7 @@ from corpus_miner.coverage import kernels as kernels
 from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.io.readers import DocumentBatch
 from corpus_miner.phrases.result import PhraseTable
+from corpus_miner.phrases.threads import in_parts, mining_threads
 
 HISTOGRAM_BINS = 20
 
@@ -82,10 +83,20 @@ class PhraseTables:
             empty = np.empty(0, dtype=np.int64)
             return Occurrences(empty, empty, empty)
         slots, slot_hash, prefix_pos, group_offsets, group_phrases = self._prefixes
-        phrase, doc, start = kernels.find_occurrences(
-            tokens, doc_offsets, self.k, slots, slot_hash, prefix_pos, group_offsets,
-            group_phrases, self.phrase_tokens, self.phrase_offsets)
-        return Occurrences(phrase, doc, start)
+        parts: dict[int, tuple] = {}
+
+        def scan(lo: int, hi: int) -> None:  # documents [lo, hi), on one thread
+            phrase, doc, start = kernels.find_occurrences(
+                tokens, doc_offsets[lo:hi + 1], self.k, slots, slot_hash, prefix_pos,
+                group_offsets, group_phrases, self.phrase_tokens, self.phrase_offsets)
+            parts[lo] = (phrase, doc + lo, start)
+
+        in_parts(scan, len(doc_offsets) - 1, mining_threads(len(tokens)))
+        found = [parts[lo] for lo in sorted(parts)]  # contiguous document ranges, in order
+        if len(found) == 1:
+            return Occurrences(*found[0])
+        return Occurrences(*(np.concatenate([part[i] for part in found]) if found
+                             else np.empty(0, dtype=np.int64) for i in range(3)))
 
     def mined(self, tokens: np.ndarray, doc_offsets: np.ndarray
               ) -> tuple[np.ndarray, np.ndarray, Occurrences]:

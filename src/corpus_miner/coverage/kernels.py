@@ -211,10 +211,12 @@ def _scan_prefixes(tokens, doc_offsets, k, slots, slot_hash, prefix_pos, group_o
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def find_occurrences(tokens, doc_offsets, k, slots, slot_hash, prefix_pos, group_offsets,
                      group_phrases, phrase_tokens, phrase_offsets):
-    """Every (phrase, document, global start) where a phrase occurs in full, in corpus order."""
+    """Every (phrase, document, global start) where a phrase occurs in full, in corpus order
+    (documents numbered from 0 in `doc_offsets`, which may be a slice of a corpus's offsets).
+    Releases the GIL: ranges of documents can be scanned on threads."""
     empty = np.empty(0, dtype=np.int64)
     n = _scan_prefixes(tokens, doc_offsets, k, slots, slot_hash, prefix_pos, group_offsets,
                        group_phrases, phrase_tokens, phrase_offsets, empty, empty, empty,
