@@ -39,7 +39,9 @@ from corpus_miner._numba.hashing import WINDOW_BASE, splitmix64, window_roll, wi
 from corpus_miner.phrases.doc_index import doc_at
 from corpus_miner.phrases.threads import in_parts
 
-CHUNK_POSITIONS = 1 << 22  # positions hashed and partitioned per round of the fill pass, at most
+# Positions hashed and partitioned per round of the fill pass, at most: WINDOWS_PER_BUCKET per
+# bucket up to 2^10 buckets (a 1B-token corpus at sigma 20); two uint64 buffers, 256 MiB.
+CHUNK_POSITIONS = 1 << 24
 MIN_CHUNK_POSITIONS = 1 << 16
 WINDOWS_PER_BUCKET = 1 << 14  # per round, so that a bucket's counters are reused while cached
 RANGES_PER_CHUNK = 16  # fixed split of a chunk among threads
