@@ -10,8 +10,8 @@ Phases (all on the README's quick-start corpus, `generate web --docs 5000`, unle
 - cold_noprewarm: the same with CORPUS_MINER_PREWARM=0, alternating with cold in each repeat;
 - warm: the same commands again with those caches filled;
 - one_line: every command on a one-document input (warm caches): what each start costs;
-- imports: `python -X importtime` of the one-line runs (seconds of imports, and whether numba
-  was imported at all);
+- imports: `python -X importtime` of the one-line runs (seconds of imports, and whether numba,
+  pandas and scipy were imported at all);
 - kernels: the cold and warm sequence once more in-process with numba's Dispatcher.compile timed
   per kernel (exclusive of kernels compiled inside it): signatures compiled per kernel, compile
   seconds (cold), cache-load seconds (warm).
@@ -20,8 +20,12 @@ summary takes medians over --repeats and checks the targets of issue 12: the qui
 (excluding pip install) under 40 s, each command's first-run compile (cold minus warm) under 6 s,
 a warm command on a one-line input under 0.6 s wall.
 
+--python runs the commands with another interpreter (say a virtualenv's bin/python with a
+different install); every row records the install: "core" (`pip install .`) plus the optional
+packages that change start-up when present (pandas, scipy, pyspark).
+
 Usage: python benchmarks/bench_first_run.py [--repeats 3] [--docs 5000] [--work DIR]
-       [--phases cold,cold_noprewarm,warm,one_line,imports,kernels] [--tag NAME]
+       [--phases cold,cold_noprewarm,warm,one_line,imports,kernels] [--tag NAME] [--python PATH]
 Writes benchmarks/results/bench_first_run.csv (every run), bench_first_run_summary.csv (medians
 and targets) and bench_first_run_kernels.csv (per kernel), each row tagged with --tag.
 """
@@ -45,6 +49,9 @@ QUICK_START = ("generate", "phrases", "report", "clean", "dedup")
 TARGET_QUICK_START_S = 40.0
 TARGET_COMPILE_S = 6.0
 TARGET_ONE_LINE_S = 0.6
+# Optional packages whose presence changes what a start-up imports (numba imports scipy and its
+# BLAS when present; pyarrow probes pandas types).
+OPTIONAL = ("pandas", "scipy", "pyspark")
 
 
 def commands(docs: int) -> list[tuple[str, list[str]]]:
@@ -84,13 +91,24 @@ def one_line_commands() -> list[tuple[str, list[str]]]:
     ]
 
 
+PYTHON = sys.executable  # --python
+
+
+def install_of(python: str) -> str:
+    """"core", or "core+" the optional packages installed for `python`."""
+    code = ("import importlib.util as u; print(' '.join(m for m in %r if u.find_spec(m)))"
+            % (OPTIONAL,))
+    found = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True)
+    return "+".join(["core", *found.stdout.split()])
+
+
 def run(argv: list[str], cwd: Path, env: dict, python_flags: tuple[str, ...] = ()) -> dict:
     """Wall and CPU (user + sys) seconds of `python -m corpus_miner ARGV` in a fresh process, the
     1-minute load average around it, and its stderr."""
     load = os.getloadavg()[0]
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        child = subprocess.Popen([sys.executable, *python_flags, "-m", "corpus_miner", *argv],
+        child = subprocess.Popen([PYTHON, *python_flags, "-m", "corpus_miner", *argv],
                                  cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err)
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - start
@@ -118,17 +136,18 @@ def reset_outputs(work: Path) -> None:
         (work / name).mkdir()
 
 
-def import_seconds(stderr: str) -> tuple[float, bool]:
-    """(seconds of the top-level imports, whether numba was imported) from -X importtime."""
-    total, numba = 0, False
+def import_seconds(stderr: str) -> tuple[float, set[str]]:
+    """(seconds of the top-level imports, which of numba and OPTIONAL were imported) from
+    -X importtime."""
+    total, imported = 0, set()
     for line in stderr.splitlines():
         if not line.startswith("import time:") or "self [us]" in line:
             continue
         _, cumulative, name = line.split(":", 1)[1].split("|")
         if not name.startswith("  "):  # depth 0 (one space after the bar)
             total += int(cumulative)
-        numba = numba or name.strip() == "numba"
-    return total / 1e6, numba
+        imported.add(name.strip())
+    return total / 1e6, imported & {"numba", *OPTIONAL}
 
 
 # ------------------------------------------------------------------------- kernel probe
@@ -179,7 +198,7 @@ sys.exit(main(sys.argv[1:]))
 
 def probe(argv: list[str], cwd: Path, env: dict, out: Path) -> list[dict]:
     """Per-kernel compile records of one command run in-process under the probe."""
-    done = subprocess.run([sys.executable, "-c", PROBE, *argv], cwd=cwd,
+    done = subprocess.run([PYTHON, "-c", PROBE, *argv], cwd=cwd,
                           env={**env, "PROBE_OUT": str(out)}, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE)
     if done.returncode:
@@ -233,6 +252,17 @@ def summarize(rows: list[dict], tag: str) -> list[dict]:
         values = [r[key] for r in rows if r["phase"] == phase and r["command"] == command]
         return statistics.median(values) if values else None
 
+    def one_line(name):
+        """The one-line medians and what the command imported."""
+        one = median("one_line", name, "wall_s")
+        first = next((r for r in rows if r["phase"] == "imports" and r["command"] == name), {})
+        return {"one_line_wall_s": one, "one_line_cpu_s": median("one_line", name, "cpu_s"),
+                "one_line_load_1min": median("one_line", name, "load_1min"),
+                "import_s": median("imports", name, "import_s"),
+                **{key: first.get(key) for key in ("imports_numba",
+                                                   *(f"imports_{m}" for m in OPTIONAL))},
+                "target_one_line_ok": None if one is None else one < TARGET_ONE_LINE_S}
+
     names = [name for name, _ in commands(1)]
     summary = []
     for name in names:
@@ -250,25 +280,12 @@ def summarize(rows: list[dict], tag: str) -> list[dict]:
                                        else None),
             "noprewarm_extra_cpu_s": (alone_cpu - warm_cpu if alone_cpu is not None
                                       and warm_cpu is not None else None),
-            "one_line_wall_s": median("one_line", name, "wall_s"),
-            "one_line_cpu_s": median("one_line", name, "cpu_s"),
-            "import_s": median("imports", name, "import_s"),
-            "imports_numba": next((r["imports_numba"] for r in rows
-                                   if r["phase"] == "imports" and r["command"] == name), None),
             "target_compile_ok": None if compile_s is None else compile_s < TARGET_COMPILE_S,
-            "target_one_line_ok": (None if median("one_line", name, "wall_s") is None
-                                   else median("one_line", name, "wall_s") < TARGET_ONE_LINE_S),
+            **one_line(name),
         })
     extra = [name for name, _ in one_line_commands() if name not in names]
     for name in extra:
-        one = median("one_line", name, "wall_s")
-        summary.append({"tag": tag, "command": name, "one_line_wall_s": one,
-                        "one_line_cpu_s": median("one_line", name, "cpu_s"),
-                        "import_s": median("imports", name, "import_s"),
-                        "imports_numba": next((r["imports_numba"] for r in rows
-                                               if r["phase"] == "imports"
-                                               and r["command"] == name), None),
-                        "target_one_line_ok": None if one is None else one < TARGET_ONE_LINE_S})
+        summary.append({"tag": tag, "command": name, **one_line(name)})
     totals = {}
     for phase in ("cold", "cold_noprewarm"):
         for key in ("wall_s", "cpu_s"):
@@ -317,7 +334,13 @@ def main(argv=None) -> int:
     parser.add_argument("--phases", default="cold,cold_noprewarm,warm,one_line,imports,kernels")
     parser.add_argument("--tag", default="", help="label of this run in the CSV files")
     parser.add_argument("--results", default=str(RESULTS))
+    parser.add_argument("--python", default=sys.executable,
+                        help="interpreter that runs the commands (default: this one)")
     args = parser.parse_args(argv)
+    global PYTHON
+    PYTHON = args.python
+    install = install_of(PYTHON)
+    print(f"install: {install} ({PYTHON})", flush=True)
     phases = set(args.phases.split(","))
     results = Path(args.results)
     results.mkdir(parents=True, exist_ok=True)
@@ -339,9 +362,14 @@ def main(argv=None) -> int:
     if env is None:  # no cold phase: fill the caches once, unmeasured
         env = fresh_caches(caches)
         reset_outputs(work)
-        for _, argv in commands(args.docs):
-            run(argv, work, env)
+        if phases & {"warm", "kernels"}:
+            for _, argv in commands(args.docs):
+                run(argv, work, env)
     prepare_one_line(work, env)
+    if not phases & {"cold", "cold_noprewarm", "warm", "kernels"}:
+        reset_outputs(work)  # one-line phases only: what they load is what they compiled
+        for _, argv in one_line_commands():
+            run(argv, work, env)
     for repeat in range(args.repeats):
         if "warm" in phases:
             reset_outputs(work)
@@ -353,14 +381,15 @@ def main(argv=None) -> int:
                 rows.append({"phase": "one_line", "command": name, "repeat": repeat,
                              **_round(result)})
                 print(f"one_line  {name:14s} wall {result['wall_s']:7.2f} s  cpu "
-                      f"{result['cpu_s']:6.2f} s", flush=True)
+                      f"{result['cpu_s']:6.2f} s  load {result['load_1min']:.1f}", flush=True)
         if "imports" in phases:
             reset_outputs(work)
             for name, argv in one_line_commands():
                 result = run(argv, work, env, ("-X", "importtime"))
-                seconds, numba = import_seconds(result["stderr"])
+                seconds, imported = import_seconds(result["stderr"])
                 rows.append({"phase": "imports", "command": name, "repeat": repeat,
-                             "import_s": round(seconds, 3), "imports_numba": numba})
+                             "import_s": round(seconds, 3), "imports_numba": "numba" in imported,
+                             **{f"imports_{m}": m in imported for m in OPTIONAL}})
     if "kernels" in phases:  # one process: what the command alone compiles
         probe_env = {**fresh_caches(work / "probe-caches"), "CORPUS_MINER_PREWARM": "0"}
         reset_outputs(work)
@@ -371,8 +400,10 @@ def main(argv=None) -> int:
             warm = probe(argv, work, probe_env, work / f"probe-{name}.json")
             kernels += [{"tag": args.tag, **row} for row in kernel_rows(cold[name], warm, name)]
     summary = summarize(rows, args.tag)
+    for row in summary + kernels:
+        row["install"] = install
     for row in rows:
-        row["tag"] = args.tag
+        row["tag"], row["install"] = args.tag, install
     write_csv(results / "bench_first_run.csv", rows, append=True)
     write_csv(results / "bench_first_run_summary.csv", summary, append=True)
     write_csv(results / "bench_first_run_kernels.csv", kernels, append=True)

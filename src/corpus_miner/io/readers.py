@@ -21,8 +21,6 @@ from typing import Literal, overload
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from corpus_miner.errors import InputError
 from corpus_miner.io.artefact import is_saved_corpus, saved_artefact_format
@@ -283,6 +281,8 @@ class _Reader:
             # Column chunks are read in 1 MiB pieces as they are decoded, not whole (a web part's
             # text chunk is ~150 MB): measured on two 150 MB parts, peak RSS 297 -> 156 MB and
             # system CPU (faulting in fresh buffers) 0.37 -> 0.16 s.
+            import pyarrow.parquet as pq  # here: a JSONL run does not need it
+
             parquet = pq.ParquetFile(str(path), pre_buffer=False, buffer_size=_PARQUET_BUFFER)
         except (OSError, pa.ArrowException) as exc:
             raise InputError(f"{path}: cannot read as Parquet ({_reason(exc)})") from None
@@ -406,7 +406,10 @@ class _Reader:
         if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
             return _empty_strings(len(column)), len(column)  # numbers, objects, all-null
         nulls = column.null_count
-        return (pc.fill_null(column, "") if nulls else column), nulls
+        if not nulls:
+            return column, nulls
+        import pyarrow.compute as pc  # here: it takes 30-40 ms to import, and most inputs have
+        return pc.fill_null(column, ""), nulls  # no null text
 
     def _utf8(self, column: pa.Array) -> pa.Array:
         """Valid UTF-8 strings from unchecked strings or bytes: invalid bytes are replaced by
@@ -432,21 +435,31 @@ class _Reader:
         return pa.array(texts, pa.large_string() if large else pa.string())
 
     def _ids(self, table: pa.Table, n: int) -> pa.Array:
-        row_numbers = pa.array(np.arange(self.row, self.row + n, dtype=np.int64)).cast(pa.string())
         if self.id_field not in table.column_names:
-            return row_numbers
+            return self._row_numbers(n)
         column = _one_array(table.column(self.id_field))
         try:
             if is_json_text(table.schema.field(self.id_field)):  # ids of mixed types
                 ids = pa.array([v if v is None or isinstance(v, str) else json.dumps(v)
                                 for v in json_values(table, self.id_field)], pa.string())
+            elif pa.types.is_string(column.type):
+                ids = column  # a cast would import pyarrow.compute for nothing
             else:
                 ids = column.cast(pa.string())
         except (pa.ArrowException, NotImplementedError):
             ids = pa.array([None if v is None else str(v) for v in column.to_pylist()], pa.string())
         if ids.null_count:
-            ids = pc.if_else(pc.is_null(ids), row_numbers, ids)
+            import pyarrow.compute as pc
+
+            ids = pc.if_else(pc.is_null(ids), self._row_numbers(n), ids)
         return ids
+
+    def _row_numbers(self, n: int) -> pa.Array:
+        """The batch's row numbers in the input as strings: the ids of records without one.
+        From the buffer, not pa.array, which imports pandas where it is installed."""
+        numbers = np.arange(self.row, self.row + n, dtype=np.int64)
+        return pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(numbers)]).cast(
+            pa.string())
 
 
 class _Counted(io.RawIOBase):

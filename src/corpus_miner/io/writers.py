@@ -20,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from corpus_miner.errors import ParameterError
 from corpus_miner.io.atomic import atomic_path, binary_output, writing_stdout
@@ -28,6 +27,7 @@ from corpus_miner.io.formats import OUTPUT_SUFFIXES
 from corpus_miner.io.jsonl import JSON_TEXT, RecordLines, is_json_text, json_values, parse_chunk
 from corpus_miner.io.overlap import check_apart
 from corpus_miner.io.readers import DocumentBatch, LineBatch
+from corpus_miner.io.strings import bool_array
 
 
 @dataclass
@@ -45,7 +45,7 @@ class Selection:
         if not isinstance(self.batch, DocumentBatch):
             raise TypeError("records read as lines only can be written to JSONL only")
         records = _with_added(self.batch.records, self.added)
-        return records if self.keep is None else records.filter(pa.array(self.keep))
+        return records if self.keep is None else records.filter(bool_array(self.keep))
 
 
 def _with_added(records: pa.Table, added: dict[str, pa.Array]) -> pa.Table:
@@ -264,6 +264,8 @@ def _write_parquet(tables: Iterable[pa.Table], tmp: Path) -> int:
     exactly (int64 and double, int64 and uint64) becomes a JSON-text field, like a field of
     mixed types inside one chunk.
     """
+    import pyarrow.parquet as pq  # here: writing JSONL does not need it
+
     writer, schema, rows = None, None, 0
     fieldless = 0  # leading records without any field: Parquet keeps no rows without columns
     spare = tmp.with_name(tmp.name + ".widen")
@@ -303,7 +305,9 @@ def _write_parquet(tables: Iterable[pa.Table], tmp: Path) -> int:
     return rows
 
 
-def _parquet_writer(tmp: Path, schema: pa.Schema) -> pq.ParquetWriter:
+def _parquet_writer(tmp: Path, schema: pa.Schema):
+    import pyarrow.parquet as pq
+
     try:
         return pq.ParquetWriter(tmp, schema)
     except (pa.ArrowException, NotImplementedError) as exc:

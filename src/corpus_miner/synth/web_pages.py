@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from corpus_miner.errors import ParameterError
+from corpus_miner.io.strings import string_array
 from corpus_miner.synth import web_render as wk
 from corpus_miner.synth.article import _check_positive
 from corpus_miner.synth.web_render import END, LINE, PARAGRAPH
@@ -291,8 +292,8 @@ def block_table(world: WebWorld, pages: WebBlock) -> pa.Table:
     urls = [f"https://site{s}.example/page/{first + i}"
             for i, s in enumerate(pages.doc_site.tolist())]
     repost_of = [None if s < 0 else f"web-{first + s}" for s in pages.doc_source.tolist()]
-    return pa.table({"id": ids, "url": urls, "text": text,
-                     "repost_of": pa.array(repost_of, pa.string())})
+    return pa.table({"id": string_array(ids), "url": string_array(urls), "text": text,
+                     "repost_of": string_array(repost_of)})
 
 
 def web(n_docs: int, n_sites: int = 50, vocabulary: int = 50000, mean_body_words: int = 400,
