@@ -96,8 +96,8 @@ PYTHON = sys.executable  # --python
 
 def install_of(python: str) -> str:
     """"core", or "core+" the optional packages installed for `python`."""
-    code = ("import importlib.util as u; print(' '.join(m for m in %r if u.find_spec(m)))"
-            % (OPTIONAL,))
+    code = ("import importlib.util as u; "
+            f"print(' '.join(m for m in {OPTIONAL!r} if u.find_spec(m)))")
     found = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True)
     return "+".join(["core", *found.stdout.split()])
 
