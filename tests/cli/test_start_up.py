@@ -1,7 +1,10 @@
 """What a command costs before its work: imports only of what it uses, and the "compiling kernels
 (first run only)" notice on a terminal."""
 
+import importlib.util
 import io
+import json
+import subprocess
 import sys
 
 import numba
@@ -37,6 +40,52 @@ def test_a_command_imports_only_its_own_module(tmp_path):
     assert lines[-2].split() == ["numpy"]  # the article's corpora need no kernel, no Arrow
     assert "corpus_miner.cli.dedup" not in lines[-1]
     assert "corpus_miner.cli.generate" in lines[-1]
+
+
+def _one_line_commands(folder):
+    """Every local command on a one-document input (what bench_first_run's one_line times)."""
+    one = folder / "one.jsonl"
+    one.write_text(json.dumps({"id": "1", "text": "hello world"}) + "\n")
+    mining = ["--sigma", "2", "--min-length", "2"]
+    return [
+        ["generate", "web", "--docs", "1", "-o", str(folder / "gen.jsonl")],
+        ["stats", str(one)],
+        ["tokenize", str(one), "-o", str(folder / "corpus")],
+        ["phrases", str(one), *mining, "-o", str(folder / "phrases.tsv")],
+        ["report", str(one), *mining, "--json", str(folder / "report.json")],
+        ["clean", str(one), *mining, "-o", str(folder / "clean.jsonl")],
+        ["dedup", str(one), "-o", str(folder / "unique.jsonl"), "--save-index",
+         str(folder / "index")],
+        ["index", "query", str(folder / "index"), str(one), "-o", str(folder / "new.jsonl")],
+    ]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pandas") is None, reason="pandas not installed")
+def test_local_commands_do_not_import_pandas(tmp_path):
+    """pa.array (and every conversion of Python objects) imports pandas where it is installed:
+    0.1-0.3 s of a short command that never uses it. Only the Spark engine may."""
+    for argv in _one_line_commands(tmp_path):
+        imported = run_python(IMPORTED, *argv).splitlines()[-1].split()
+        assert "pandas" not in imported, argv
+        assert "pyarrow" in imported, argv  # it did read or write records
+
+
+def test_the_process_exits_with_its_code_and_complete_outputs(tmp_path):
+    """The entry point freezes the objects left before exiting (the interpreter's exit would
+    finalise them one by one): outputs, stdout and the exit code are what main() made."""
+    one = tmp_path / "one.jsonl"
+    one.write_text("".join(json.dumps({"id": str(i), "text": f"a b c d {i % 3}"}) + "\n"
+                           for i in range(30)))
+    done = subprocess.run([sys.executable, "-m", "corpus_miner", "phrases", str(one), "--sigma",
+                           "5", "--min-length", "3", "-o", "-"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith("}\n")  # flushed to the last byte
+    assert sorted(json.loads(line)["phrase"] for line in done.stdout.splitlines()) == [
+        "a b c d 0", "a b c d 1", "a b c d 2"]
+    assert done.stderr.startswith("phrases: 3 phrases")
+    failed = subprocess.run([sys.executable, "-m", "corpus_miner", "stats",
+                             str(tmp_path / "missing.jsonl")], capture_output=True, text=True)
+    assert failed.returncode == 2 and failed.stderr.startswith("corpus-miner: error:")
 
 
 class _Terminal(io.StringIO):

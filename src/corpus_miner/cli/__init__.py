@@ -7,6 +7,7 @@ Each capability registers its subcommands from its own module in this package; u
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -134,4 +135,10 @@ def _fail(message: str) -> int:
 
 
 def entry_point() -> None:
-    sys.exit(main())
+    code = main()
+    # The process ends here. Left alone, the interpreter's exit collects every object still
+    # held (numba's type system, registries and compiled libraries, ~110,000 objects after a
+    # one-line clean) and finalises them one by one: 0.1 s of a 0.5 s command. The outputs are
+    # complete and closed, stdout is flushed: freezing them lets the process just end.
+    gc.freeze()
+    sys.exit(code)
