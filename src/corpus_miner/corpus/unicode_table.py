@@ -115,8 +115,7 @@ def code_point_tables() -> tuple[np.ndarray, np.ndarray]:
              for name in ("info", "lower")]
     try:
         # Memory-mapped copy-on-write (writable: the same numba type as a built table): a
-        # command reads only the pages of the code points its text has, not 5.5 MB (a one-line
-        # command's start: 15-50 ms).
+        # command reads only the pages of the code points its text has, not all 5.5 MB.
         info, lower = (np.asarray(np.load(path, mmap_mode="c")) for path in paths)
         if info.shape == (N_CODE_POINTS,) and lower.shape == (N_CODE_POINTS,) \
                 and info.dtype == np.uint8 and lower.dtype == np.int32:

@@ -408,8 +408,9 @@ class _Reader:
         nulls = column.null_count
         if not nulls:
             return column, nulls
-        import pyarrow.compute as pc  # here: it takes 30-40 ms to import, and most inputs have
-        return pc.fill_null(column, ""), nulls  # no null text
+        import pyarrow.compute as pc  # here: 30-40 ms to import, and most inputs have no null
+
+        return pc.fill_null(column, ""), nulls
 
     def _utf8(self, column: pa.Array) -> pa.Array:
         """Valid UTF-8 strings from unchecked strings or bytes: invalid bytes are replaced by
