@@ -115,9 +115,9 @@ def new_workspace(max_occurrences: int, n_ranks: int) -> Workspace:
 # ---------------------------------------------------------------- occurrences of a node
 # The helpers that only grow_seeds calls are inlined into it (inline="always", at numba's IR
 # level): each would otherwise be typed, optimised and linked as a function of its own, taking
-# tuples of up to 15 arrays. Measured side by side, alternating, core install, load 3-5: the first
-# run's compile of `phrases` 8.99 -> 8.63 CPU s (medians of 3), growth at 10M tokens (sigma 3) the
-# same within noise (0.286 / 0.296 CPU s, medians of 5) with identical output.
+# tuples of up to 15 arrays. benchmarks/bench_compile_ab.py, core install, load 4-7: the first
+# run's compile of `phrases` 0.1-0.6 CPU s shorter in each of 3 pairs (of 8.0-9.0 s), growth at
+# 10M tokens (sigma 3) the same within noise (pairs differ both ways by up to 0.03 of 0.25-0.29 s).
 
 @njit(cache=True, inline="always")
 def load_seed(g, ws, s):
