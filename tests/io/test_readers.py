@@ -56,6 +56,13 @@ def test_several_inputs_in_order_with_global_row_numbers(write_jsonl, tmp_path):
     assert stats.files == 2
 
 
+def test_string_ids_kept_and_a_missing_one_is_the_row_number(write_jsonl):
+    path = write_jsonl("s.jsonl", [{"id": "x", "text": "a"}, {"id": None, "text": "b"},
+                                   {"text": "c"}, {"id": "", "text": "d"}])
+    ids, _, _, _ = read_all(path)
+    assert ids == ["x", "1", "2", ""]
+
+
 def test_custom_fields_and_numeric_ids(write_jsonl):
     path = write_jsonl("d.jsonl", [{"doc": 7, "body": "x"}, {"doc": None, "body": "y"}])
     ids, texts, _, _ = read_all(path, text_field="body", id_field="doc")
