@@ -145,7 +145,9 @@ def sum_by_key(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.nda
     """(sorted distinct keys, summed counts) of concatenated (key, count) lists."""
     if len(keys) == 0:
         return keys.astype(np.uint64), counts.astype(np.int64)
-    order = np.argsort(keys)  # sums: the order among equal keys does not matter
+    # a stable sort is a merge sort: the inputs are concatenated sorted runs (flushes, the
+    # blobs of partitions), which it merges in O(n log runs) instead of sorting from scratch
+    order = np.argsort(keys, kind="stable")
     keys, counts = keys[order], counts[order]
     starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
     return keys[starts], np.add.reduceat(counts, starts).astype(np.int64)
@@ -249,7 +251,7 @@ def merge_gram_statistics(parts: list[dict[str, np.ndarray]]) -> dict[str, np.nd
     if len(parts) == 1:
         return parts[0]
     joined = {name: np.concatenate([p[name] for p in parts]) for name in GRAM_FIELDS}
-    order = np.argsort(joined["fp"])  # sums, min, max: the order of equal keys does not matter
+    order = np.argsort(joined["fp"], kind="stable")  # merges the parts' sorted runs
     fp = joined["fp"][order]
     starts = np.flatnonzero(np.concatenate(([True], fp[1:] != fp[:-1])))
     out = {"fp": fp[starts]}

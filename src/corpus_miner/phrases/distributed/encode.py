@@ -50,11 +50,12 @@ class TokenBatch:
 
 @dataclass(frozen=True)
 class LocalBatch:
-    """A tokenized text batch: ids local to it, its vocabulary and each word's document count."""
+    """A tokenized text batch: ids local to it, its vocabulary and each word's document count
+    (None in a stored batch: stages.local_from_blob)."""
 
     batch: TokenBatch
     vocab: StringList
-    word_df: np.ndarray
+    word_df: np.ndarray | None
 
 
 def texts_without_nulls(texts: pa.Array) -> pa.Array:

@@ -49,7 +49,7 @@ class Plan:
 
     sigma: int
     min_length: int
-    window_cap: int = 64
+    window_cap: int = 1024
     buckets: int = 64
     salt_threshold: int = 50_000_000
     fingerprint_bits: int = 64
@@ -98,18 +98,23 @@ def text_slices(texts: pa.Array, max_bytes: int = BATCH_TEXT_BYTES) -> Iterator[
         yield texts
 
 def local_to_blob(local: LocalBatch) -> bytes:
-    tokens = local.batch.tokens
+    """The stored form of a tokenized batch: what encode_batch needs (tokens, documents, the
+    vocabulary), in the fewest bytes, since every stored byte crosses between the JVM and Python
+    twice; the word counts stay behind (pass 1 has summed them)."""
+    tokens, offsets = local.batch.tokens, local.vocab.offsets
     if len(local.vocab) <= 1 << 16:  # half the bytes to store and to move
         tokens = tokens.astype(np.uint16)
+    if len(offsets) and offsets[-1] < 1 << 31:
+        offsets = offsets.astype(np.int32)
     return pack_arrays({"tokens": tokens, "doc_offsets": local.batch.doc_offsets,
-                        "vocab_offsets": local.vocab.offsets, "vocab_data": local.vocab.data,
-                        "word_df": local.word_df})
+                        "vocab_offsets": offsets, "vocab_data": local.vocab.data})
 
 
 def local_from_blob(raw: bytes) -> LocalBatch:
+    """A stored batch (local_to_blob), without word counts."""
     a = unpack_arrays(raw)
     return LocalBatch(TokenBatch(a["tokens"], a["doc_offsets"]),
-                      StringList(a["vocab_offsets"], a["vocab_data"]), a["word_df"])
+                      StringList(a["vocab_offsets"].astype(np.int64), a["vocab_data"]), None)
 
 
 class PartitionCounts:
@@ -209,7 +214,10 @@ def keyed_blobs(arrays: dict[str, np.ndarray], key: str, n_buckets: int
     if len(keys) == 0:
         return
     bucket = bucket_of(keys, np.zeros(len(keys), np.int64), n_buckets)
-    order = np.argsort(bucket)
+    # a stable sort of small integers is a radix sort, and it keeps sorted keys sorted within
+    # each bucket, so the reducers merge sorted runs (counts.sum_by_key)
+    order = np.argsort(bucket.astype(np.uint16 if n_buckets <= 1 << 16 else np.int64),
+                       kind="stable")
     bucket = bucket[order]
     bounds = np.flatnonzero(np.concatenate(([True], bucket[1:] != bucket[:-1], [True])))
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
