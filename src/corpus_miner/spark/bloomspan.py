@@ -103,13 +103,12 @@ class SparkBloomSpan(Estimator):
         started = clock[0]
         try:
             tokenized = passes.tokenized(df, text_col)
-            vocab, stats["documents"] = passes.vocabulary(tokenized)
-            stats["frequent_words"] = len(vocab)
-            lap("words")
-            frequent_pairs, stats["frequent_bigrams"], stats["tokens"] = \
-                passes.frequent_pairs(tokenized)
-            lap("bigrams")
-            encoded = passes.encoded(tokenized, vocab, frequent_pairs, stats["tokens"])
+            counted = passes.words_and_pairs(tokenized)
+            vocab = counted["vocab"]
+            stats.update(documents=counted["documents"], frequent_words=len(vocab),
+                         frequent_bigrams=counted["frequent_bigrams"], tokens=counted["tokens"])
+            lap("words_and_bigrams")
+            encoded = passes.encoded(tokenized, vocab, counted["pairs"], stats["tokens"])
             grams = passes.gram_sets(encoded)
             passes.release(tokenized)
             stats.update(tokens_in_frequent_bigram_runs=grams["tokens"],

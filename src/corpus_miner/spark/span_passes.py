@@ -7,7 +7,7 @@ next shuffle (kind KEYED), so no table crosses between the JVM and Python twice 
 That DataFrame is persisted; its TABLE rows feed the next pass, its KEYED rows the reduce.
 
     pass 1  texts -> local-id batches + words and bigram fingerprints per partition
-            -> (aggregate words; reduce bigrams)     -> vocabulary, frequent-bigram key set
+            -> (reduce words and bigrams together)   -> vocabulary, frequent-bigram key set
     pass 2  local batches -> compacted global-id batches + gram statistics
             -> (reduce grams)                         -> frequent and live gram key sets
     pass 3  compacted batches -> reach batches + round 0's routed summaries -> (reduce)
@@ -35,15 +35,16 @@ from corpus_miner.io.strings import StringList
 from corpus_miner.phrases.distributed import stages
 from corpus_miner.phrases.distributed.encode import (
     WordIndex,
-    frequent_vocabulary,
     tokenize_batch,
 )
 from corpus_miner.phrases.distributed.stages import Plan, Round
 from corpus_miner.phrases.distributed.windows import pack_arrays, unpack_arrays
 from corpus_miner.spark.filters import build_filters
 
-ROWS = "kind int, bucket int, stage int, tokens long, blob binary, word string, df long"
-TABLE, KEYED, WORDS = 0, 1, 2
+ROWS = "kind int, bucket int, stage int, tokens long, documents long, blob binary"
+TABLE, KEYED = 0, 1
+PAIRS, WORDS = 0, 1
+"""Stages of pass 1's KEYED rows: bigram counts and word counts, reduced together."""
 REDUCED = "kind int, bucket int, tokens long, blob binary"
 PHRASES, DEFERRED, FORWARDED, TOKENS = 0, 1, 2, 3
 PARTITION_TOKENS = 1 << 24
@@ -77,29 +78,30 @@ def cached(broadcast, make: Callable):
 
 
 def _rows(kind: int, blobs: list[bytes], buckets=None, stage=None, tokens=None,
-          words=None, df=None) -> pa.RecordBatch:
+          documents=None) -> pa.RecordBatch:
     """A batch of ROWS of one kind (the unused columns null)."""
-    n = len(blobs) if words is None else len(words)
+    n = len(blobs)
 
     def column(values, kind_type):
         return pa.nulls(n, kind_type) if values is None else pa.array(values, kind_type)
 
     return pa.RecordBatch.from_arrays(
         [pa.array(np.full(n, kind, np.int32)), column(buckets, pa.int32()),
-         column(stage, pa.int32()), column(tokens, pa.int64()),
-         column(blobs if words is None else None, pa.binary()), column(words, pa.string()),
-         column(df, pa.int64())], names=["kind", "bucket", "stage", "tokens", "blob", "word",
-                                         "df"])
+         column(stage, pa.int32()), column(tokens, pa.int64()), column(documents, pa.int64()),
+         column(blobs, pa.binary())],
+        names=["kind", "bucket", "stage", "tokens", "documents", "blob"])
 
 
-def _keyed_rows(pieces, tokens: int) -> pa.RecordBatch:
-    """KEYED rows from (bucket, blob) or (bucket, stage, blob) pieces; the partition's token
-    count goes on the first row (a row with an empty blob when there is nothing to ship), so the
-    reducers' outputs give the run statistics without a job of their own."""
+def _keyed_rows(pieces, tokens: int, documents: int = 0) -> pa.RecordBatch:
+    """KEYED rows from (bucket, blob) or (bucket, stage, blob) pieces; the partition's token and
+    document counts go on the first row (a row with an empty blob when there is nothing to
+    ship), so the reducers' outputs give the run statistics without a job of their own."""
     pieces = [p if len(p) == 3 else (p[0], stages.FINAL, p[1]) for p in pieces]
     pieces = pieces or [(0, stages.FINAL, b"")]
+    zeros = [0] * (len(pieces) - 1)
     return _rows(KEYED, [p[2] for p in pieces], buckets=[p[0] for p in pieces],
-                 stage=[p[1] for p in pieces], tokens=[tokens] + [0] * (len(pieces) - 1))
+                 stage=[p[1] for p in pieces], tokens=[tokens] + zeros,
+                 documents=[documents] + zeros)
 
 
 def _blobs(batches: Iterator[pa.RecordBatch]) -> Iterator[bytes]:
@@ -152,12 +154,13 @@ class Passes:
 
     @staticmethod
     def keyed(rows: DataFrame) -> DataFrame:
-        return rows.filter(F.col("kind") == KEYED).select("bucket", "stage", "tokens", "blob")
+        return rows.filter(F.col("kind") == KEYED).select("bucket", "stage", "tokens",
+                                                          "documents", "blob")
 
     # -- pass 1: tokens, words, bigrams ----------------------------------------------------------
     def tokenized(self, df: DataFrame, text_col: str) -> DataFrame:
-        """ROWS: local-id batches (TABLE), the partition's word counts (WORDS) and bigram
-        fingerprint counts (KEYED)."""
+        """ROWS: local-id batches (TABLE), the partition's word counts and bigram fingerprint
+        counts (KEYED, stages WORDS and PAIRS)."""
         plan = self.plan
 
         def tokenize(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -169,42 +172,45 @@ class Passes:
                     counted.add(local)
                     blobs.append(stages.local_to_blob(local))
                 yield _rows(TABLE, blobs)
-            words = counted.words()
-            yield _rows(WORDS, [], words=words.column("word").cast(pa.string()),
-                        df=words.column("df"))
-            # no token is empty: the empty word carries the partition's document count
-            yield _rows(WORDS, [], words=[""], df=[counted.documents])
-            yield _keyed_rows(stages.keyed_blobs(counted.pairs(), "key", plan.buckets),
-                              counted.tokens)
+            pieces = [(bucket, WORDS, blob) for bucket, blob in
+                      stages.keyed_word_blobs(*counted.words(), plan.buckets)]
+            pieces += [(bucket, PAIRS, blob) for bucket, blob in
+                       stages.keyed_blobs(counted.pairs(), "key", plan.buckets)]
+            yield _keyed_rows(pieces, counted.tokens, counted.documents)
 
         return self.keep(df.select(text_col).mapInArrow(tokenize, ROWS))
 
-    def vocabulary(self, rows: DataFrame) -> tuple[StringList, int]:
-        """(the words in >= sigma documents, in byte order; the number of documents) from one
-        aggregation keyed by the word (the empty word carries the document counts)."""
-        counted = rows.filter(F.col("kind") == WORDS).groupBy("word") \
-            .agg(F.sum("df").alias("df")) \
-            .filter((F.col("df") >= self.plan.sigma) | (F.col("word") == "")).toArrow()
-        word = counted.column("word").combine_chunks()
-        df = counted.column("df").to_numpy()
-        empty = pc.equal(word, "").to_numpy(zero_copy_only=False)
-        vocab = frequent_vocabulary(word.filter(pa.array(~empty)), df[~empty], self.plan.sigma)
-        return vocab, int(df[empty].sum())
-
-    def frequent_pairs(self, rows: DataFrame) -> tuple[tuple, int, int]:
-        """(key set of the bigram fingerprints in >= sigma documents, their number, tokens)."""
+    def words_and_pairs(self, rows: DataFrame) -> dict:
+        """One reduce of pass 1's counts: the vocabulary (words in >= sigma documents, in byte
+        order), the key set of the bigram fingerprints in >= sigma documents and their number,
+        the numbers of documents and tokens."""
         plan = self.plan
         inline = EXACT_KEYS // plan.buckets
 
         def reduce(group: pa.Table) -> pa.Table:
-            keys = stages.frequent_keys(_nonempty(group.column("blob")), plan.sigma)
-            return pa.table({**_key_columns("keys", keys, inline), "tokens": [_tokens(group)]})
+            stage = group.column("stage").to_numpy()
+            blobs = group.column("blob").to_pylist()
+            words, df = stages.frequent_words(
+                [b for b, s in zip(blobs, stage, strict=True) if s == WORDS and b], plan.sigma)
+            keys = stages.frequent_keys(
+                [b for b, s in zip(blobs, stage, strict=True) if s == PAIRS and b], plan.sigma)
+            return pa.table({**_key_columns("keys", keys, inline),
+                             "words": [pack_arrays({"offsets": words.offsets, "data": words.data,
+                                                    "df": df})],
+                             "tokens": [_tokens(group)],
+                             "documents": [int(pc.sum(group.column("documents")).as_py() or 0)]})
 
-        frequent = self.keep(self.keyed(rows).groupBy("bucket").applyInArrow(
-            reduce, "keys binary, keys_inline binary, keys_n long, tokens long"))
-        small = frequent.drop("keys").toArrow()
-        key_set, n_keys = self._key_set(frequent, small, "keys")
-        return key_set, n_keys, int(small.column("tokens").to_numpy().sum())
+        reduced = self.keep(self.keyed(rows).groupBy("bucket").applyInArrow(
+            reduce, "keys binary, keys_inline binary, keys_n long, words binary, tokens long, "
+            "documents long"))
+        small = reduced.drop("keys").toArrow()
+        found = [unpack_arrays(raw) for raw in small.column("words").to_pylist()]
+        vocab = stages.vocabulary(((StringList(w["offsets"], w["data"]), w["df"])
+                                   for w in found), plan.sigma)
+        key_set, n_keys = self._key_set(reduced, small, "keys")
+        return {"vocab": vocab, "pairs": key_set, "frequent_bigrams": n_keys,
+                "tokens": int(small.column("tokens").to_numpy().sum()),
+                "documents": int(small.column("documents").to_numpy().sum())}
 
     # -- pass 2: global ids, compaction, grams ---------------------------------------------------
     def encoded(self, rows: DataFrame, vocab: StringList, frequent_pair: tuple,

@@ -18,7 +18,6 @@ from corpus_miner._numba.keyset import KeySet
 from corpus_miner.phrases.distributed import stages
 from corpus_miner.phrases.distributed.encode import (
     WordIndex,
-    frequent_vocabulary,
     tokenize_batch,
 )
 from corpus_miner.phrases.distributed.stages import Plan, Round
@@ -43,7 +42,7 @@ def mine_partitions(partitions: Sequence[Sequence[pa.Array]], plan: Plan,
 
     # stages 0 and 1, map: tokenize (stored batches go through their blob form, as between the
     # passes of a cluster engine) and count words and bigram fingerprints per partition
-    stored, word_tables, pair_parts = [], [], []
+    stored, word_parts, pair_parts = [], [], []
     for part in partitions:
         partition_counts = stages.PartitionCounts(plan.mask)
         blobs = []
@@ -53,11 +52,10 @@ def mine_partitions(partitions: Sequence[Sequence[pa.Array]], plan: Plan,
                 blobs.append(stages.local_to_blob(local))
                 partition_counts.add(local)
         stored.append(blobs)
-        word_tables.append(partition_counts.words())
+        word_parts.append(list(stages.keyed_word_blobs(*partition_counts.words(), plan.buckets)))
         pair_parts.append(stages.keyed_blobs(partition_counts.pairs(), "key", plan.buckets))
-    words = pa.concat_tables(word_tables).group_by("word").aggregate([("df", "sum")])
-    vocab = frequent_vocabulary(words.column("word").combine_chunks(),
-                                words.column("df_sum").to_numpy(), plan.sigma)
+    vocab = stages.vocabulary((stages.frequent_words(b, plan.sigma)
+                               for b in shuffle(word_parts).values()), plan.sigma)
     frequent = np.concatenate([stages.frequent_keys(b, plan.sigma)
                                for b in shuffle(pair_parts).values()] + [np.zeros(0, np.uint64)])
     stats.update(frequent_words=len(vocab), frequent_bigrams=len(frequent))

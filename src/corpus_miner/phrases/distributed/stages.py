@@ -159,10 +159,9 @@ class PartitionCounts:
             self._pairs.append(counts.documents_per_key(packed, counts.PAIR_DOC_BITS))
         self._packed, self._n_packed, self._docs = [], 0, 0
 
-    def words(self) -> pa.Table:
-        """(word, df) with one row per distinct word of the partition."""
-        words, df = self._words.result()
-        return pa.table({"word": words.to_arrow(), "df": df})
+    def words(self) -> tuple[StringList, np.ndarray]:
+        """(the distinct words of the partition, the documents containing each)."""
+        return self._words.result()
 
     def pairs(self) -> dict[str, np.ndarray]:
         """Bigram fingerprint -> documents of the partition containing it."""
@@ -171,6 +170,39 @@ class PartitionCounts:
         dfs = np.concatenate([d for _, d in self._pairs] + [np.zeros(0, np.int64)])
         key, df = counts.sum_by_key(keys, dfs)
         return {"key": key, "df": df.astype(np.uint32)}
+
+
+def keyed_word_blobs(words: StringList, df: np.ndarray, n_buckets: int
+                     ) -> Iterator[tuple[int, bytes]]:
+    """(bucket, blob) of a partition's words and their document counts, split by a hash of the
+    word, so that every word's partition counts meet in one reducer (frequent_words)."""
+    if len(words) == 0:
+        return
+    text = words.to_arrow()
+    for bucket, rows in _bucket_rows(encode.word_hashes(words), n_buckets):
+        chosen = StringList.from_arrow([text.take(pa.array(rows, pa.int64()))])
+        yield bucket, pack_arrays({"word_offsets": chosen.offsets, "word_data": chosen.data,
+                                   "df": df[rows]})
+
+
+def frequent_words(blobs: Iterable[bytes], sigma: int) -> tuple[StringList, np.ndarray]:
+    """Stage 0 reduce: the words of one bucket in >= sigma documents, and their df."""
+    counter = encode.WordCounter()
+    for raw in blobs:
+        a = unpack_arrays(raw)
+        counter.add(StringList(a["word_offsets"], a["word_data"]), a["df"])
+    words, df = counter.result()
+    keep = np.flatnonzero(df >= sigma)
+    return StringList.from_arrow([words.to_arrow().take(pa.array(keep, pa.int64()))]), df[keep]
+
+
+def vocabulary(buckets: Iterable[tuple[StringList, np.ndarray]], sigma: int) -> StringList:
+    """The frequent vocabulary (global ids) from the frequent_words of every bucket."""
+    found = [(words, df) for words, df in buckets if len(words)]
+    if not found:
+        return encode.frequent_vocabulary(pa.array([], pa.string()), np.zeros(0, np.int64), sigma)
+    return encode.frequent_vocabulary(pa.concat_arrays([w.to_arrow() for w, _ in found]),
+                                      np.concatenate([df for _, df in found]), sigma)
 
 
 def frequent_keys(blobs: Iterable[bytes], sigma: int) -> np.ndarray:
@@ -210,7 +242,12 @@ def batch_from_blob(raw: bytes) -> TokenBatch:
 def keyed_blobs(arrays: dict[str, np.ndarray], key: str, n_buckets: int
                 ) -> Iterator[tuple[int, bytes]]:
     """(bucket, blob) of the rows of `arrays` (equal lengths) split by bucket_of(arrays[key])."""
-    keys = arrays[key]
+    for bucket, rows in _bucket_rows(arrays[key], n_buckets):
+        yield bucket, pack_arrays({name: a[rows] for name, a in arrays.items()})
+
+
+def _bucket_rows(keys: np.ndarray, n_buckets: int) -> Iterator[tuple[int, np.ndarray]]:
+    """(bucket, rows in their input order) of each non-empty reduce bucket of the keys."""
     if len(keys) == 0:
         return
     bucket = bucket_of(keys, np.zeros(len(keys), np.int64), n_buckets)
@@ -221,8 +258,7 @@ def keyed_blobs(arrays: dict[str, np.ndarray], key: str, n_buckets: int
     bucket = bucket[order]
     bounds = np.flatnonzero(np.concatenate(([True], bucket[1:] != bucket[:-1], [True])))
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
-        rows = order[lo:hi]
-        yield int(bucket[lo]), pack_arrays({name: a[rows] for name, a in arrays.items()})
+        yield int(bucket[lo]), order[lo:hi]
 
 
 def partition_gram_statistics(batches: Iterable[TokenBatch], plan: Plan) -> dict[str, np.ndarray]:
