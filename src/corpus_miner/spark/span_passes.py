@@ -232,14 +232,13 @@ class Passes:
         def encode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             index = cached(vocab_shared, _word_index)
             contains = cached(pairs_shared, _membership)
-            encoded = []
+            grams = stages.PartitionGrams(plan)
             for raw in _blobs(batches):
                 batch = stages.encode_batch(stages.local_from_blob(raw), index, contains, plan)
-                encoded.append(batch)
+                grams.add(batch)
                 yield _rows(TABLE, [stages.batch_to_blob(batch)])
-            yield _keyed_rows(stages.keyed_blobs(stages.partition_gram_statistics(encoded, plan),
-                                                 "fp", plan.buckets),
-                              sum(len(b.tokens) for b in encoded))
+            yield _keyed_rows(stages.keyed_blobs(grams.result(), "fp", plan.buckets),
+                              grams.tokens)
 
         return self.keep(table.mapInArrow(encode, ROWS))
 

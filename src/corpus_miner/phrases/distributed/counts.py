@@ -255,9 +255,26 @@ def merge_gram_statistics(parts: list[dict[str, np.ndarray]]) -> dict[str, np.nd
     fp = joined["fp"][order]
     starts = np.flatnonzero(np.concatenate(([True], fp[1:] != fp[:-1])))
     out = {"fp": fp[starts]}
-    for name, reduce in (("df", np.add), ("occurrences", np.add), ("min_left", np.minimum),
-                         ("max_left", np.maximum), ("has_no_left", np.maximum)):
+    for name in ("df", "occurrences"):  # sums in 64 bits, whatever the parts' widths
+        out[name] = np.add.reduceat(joined[name][order], starts, dtype=np.int64)
+    for name, reduce in (("min_left", np.minimum), ("max_left", np.maximum),
+                         ("has_no_left", np.maximum)):
         out[name] = reduce.reduceat(joined[name][order], starts)
+    return out
+
+
+def compact_gram_statistics(stats: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The statistics in the fewest bytes that hold them (25 per gram instead of 48): counts in
+    32 bits when they fit, left neighbours (token ids or NO_LEFT) in 32, the flag in 8. Merges
+    sum in 64 bits (merge_gram_statistics)."""
+    out = {"fp": stats["fp"]}
+    for name in ("df", "occurrences"):
+        values = stats[name]
+        small = len(values) == 0 or int(values.max()) <= 0xFFFFFFFF
+        out[name] = values.astype(np.uint32) if small else values
+    out["min_left"] = stats["min_left"].astype(np.uint32)
+    out["max_left"] = stats["max_left"].astype(np.uint32)
+    out["has_no_left"] = stats["has_no_left"].astype(np.uint8)
     return out
 
 

@@ -261,11 +261,41 @@ def _bucket_rows(keys: np.ndarray, n_buckets: int) -> Iterator[tuple[int, np.nda
         yield int(bucket[lo]), order[lo:hi]
 
 
+class PartitionGrams:
+    """Stage 2 map over one partition's batches, one at a time: per fingerprint of its
+    min_length-grams the counts.GRAM_FIELDS. A batch's statistics are merged into the
+    partition's whenever the pending ones outgrow them (like a binary counter: each gram is
+    merged a few times), so neither the batches nor all their statistics are held at once."""
+
+    def __init__(self, plan: Plan):
+        self.plan = plan
+        self.tokens = 0
+        self._merged = counts.empty_gram_statistics()
+        self._pending: list[dict[str, np.ndarray]] = []
+        self._n_pending = 0
+
+    def add(self, batch: TokenBatch) -> None:
+        self.tokens += len(batch.tokens)
+        part = counts.gram_statistics(batch.tokens, batch.doc_offsets, self.plan.min_length,
+                                      self.plan.mask)
+        self._pending.append(part)
+        self._n_pending += len(part["fp"])
+        if self._n_pending >= len(self._merged["fp"]):
+            self._merged = counts.merge_gram_statistics([self._merged] + self._pending)
+            self._pending, self._n_pending = [], 0
+
+    def result(self) -> dict[str, np.ndarray]:
+        """The partition's statistics, in compact widths (counts.compact_gram_statistics)."""
+        merged = counts.merge_gram_statistics([self._merged] + self._pending)
+        return counts.compact_gram_statistics(merged)
+
+
 def partition_gram_statistics(batches: Iterable[TokenBatch], plan: Plan) -> dict[str, np.ndarray]:
-    """Stage 2 map: per fingerprint of the partition's min_length-grams (counts.GRAM_FIELDS)."""
-    return counts.merge_gram_statistics([
-        counts.gram_statistics(b.tokens, b.doc_offsets, plan.min_length, plan.mask)
-        for b in batches])
+    """Stage 2 map: PartitionGrams over all the batches of a partition."""
+    grams = PartitionGrams(plan)
+    for batch in batches:
+        grams.add(batch)
+    return grams.result()
 
 
 def classify_grams(blobs: Iterable[bytes], plan: Plan) -> dict[str, np.ndarray]:
