@@ -175,7 +175,7 @@ class Passes:
             pieces = [(bucket, WORDS, blob) for bucket, blob in
                       stages.keyed_word_blobs(*counted.words(), plan.buckets)]
             pieces += [(bucket, PAIRS, blob) for bucket, blob in
-                       stages.keyed_blobs(counted.pairs(), "key", plan.buckets)]
+                       stages.keyed_pair_blobs(counted.pairs(), plan.buckets)]
             yield _keyed_rows(pieces, counted.tokens, counted.documents)
 
         return self.keep(df.select(text_col).mapInArrow(tokenize, ROWS))

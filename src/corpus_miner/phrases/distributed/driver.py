@@ -53,7 +53,7 @@ def mine_partitions(partitions: Sequence[Sequence[pa.Array]], plan: Plan,
                 partition_counts.add(local)
         stored.append(blobs)
         word_parts.append(list(stages.keyed_word_blobs(*partition_counts.words(), plan.buckets)))
-        pair_parts.append(stages.keyed_blobs(partition_counts.pairs(), "key", plan.buckets))
+        pair_parts.append(stages.keyed_pair_blobs(partition_counts.pairs(), plan.buckets))
     vocab = stages.vocabulary((stages.frequent_words(b, plan.sigma)
                                for b in shuffle(word_parts).values()), plan.sigma)
     frequent = np.concatenate([stages.frequent_keys(b, plan.sigma)

@@ -172,6 +172,24 @@ class PartitionCounts:
         return {"key": key, "df": df.astype(np.uint32)}
 
 
+def pair_blob(keys: np.ndarray, df: np.ndarray) -> bytes:
+    """A bucket's bigram counts as one blob: each (40-bit fingerprint, df) packed into one
+    uint64 when every df fits the low PAIR_DOC_BITS bits (8 bytes a bigram instead of 12)."""
+    if len(df) == 0 or int(df.max()) < 1 << counts.PAIR_DOC_BITS:
+        shift = np.uint64(counts.PAIR_DOC_BITS)
+        return pack_arrays({"packed": (keys << shift) | df.astype(np.uint64)})
+    return pack_arrays({"key": keys, "df": df})
+
+
+def _pair_counts(raw: bytes) -> tuple[np.ndarray, np.ndarray]:
+    a = unpack_arrays(raw)
+    if "packed" not in a:
+        return a["key"], a["df"].astype(np.int64)
+    shift = np.uint64(counts.PAIR_DOC_BITS)
+    return a["packed"] >> shift, (a["packed"] & np.uint64((1 << counts.PAIR_DOC_BITS) - 1)
+                                  ).astype(np.int64)
+
+
 def keyed_word_blobs(words: StringList, df: np.ndarray, n_buckets: int
                      ) -> Iterator[tuple[int, bytes]]:
     """(bucket, blob) of a partition's words and their document counts, split by a hash of the
@@ -207,11 +225,11 @@ def vocabulary(buckets: Iterable[tuple[StringList, np.ndarray]], sigma: int) -> 
 
 def frequent_keys(blobs: Iterable[bytes], sigma: int) -> np.ndarray:
     """Stage 1 reduce: the bigram fingerprints of one bucket with df >= sigma."""
-    parts = [unpack_arrays(raw) for raw in blobs]
+    parts = [_pair_counts(raw) for raw in blobs]
     if not parts:
         return np.zeros(0, np.uint64)
-    key, df = counts.sum_by_key(np.concatenate([p["key"] for p in parts]),
-                                np.concatenate([p["df"] for p in parts]).astype(np.int64))
+    key, df = counts.sum_by_key(np.concatenate([k for k, _ in parts]),
+                                np.concatenate([d for _, d in parts]))
     return key[df >= sigma]
 
 
@@ -238,6 +256,13 @@ def batch_from_blob(raw: bytes) -> TokenBatch:
 
 
 # ---------------------------------------------------------------- keyed counts (stages 1, 2)
+
+def keyed_pair_blobs(pairs: dict[str, np.ndarray], n_buckets: int
+                     ) -> Iterator[tuple[int, bytes]]:
+    """(bucket, pair_blob) of a partition's bigram counts (PartitionCounts.pairs)."""
+    for bucket, rows in _bucket_rows(pairs["key"], n_buckets):
+        yield bucket, pair_blob(pairs["key"][rows], pairs["df"][rows])
+
 
 def keyed_blobs(arrays: dict[str, np.ndarray], key: str, n_buckets: int
                 ) -> Iterator[tuple[int, bytes]]:
