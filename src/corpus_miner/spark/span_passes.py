@@ -175,7 +175,7 @@ class Passes:
             pieces = [(bucket, WORDS, blob) for bucket, blob in
                       stages.keyed_word_blobs(*counted.words(), plan.buckets)]
             pieces += [(bucket, PAIRS, blob) for bucket, blob in
-                       stages.keyed_pair_blobs(counted.pairs(), plan.buckets)]
+                       stages.keyed_pair_blobs(counted.pairs(), plan)]
             yield _keyed_rows(pieces, counted.tokens, counted.documents)
 
         return self.keep(df.select(text_col).mapInArrow(tokenize, ROWS))
@@ -237,7 +237,7 @@ class Passes:
                 batch = stages.encode_batch(stages.local_from_blob(raw), index, contains, plan)
                 grams.add(batch)
                 yield _rows(TABLE, [stages.batch_to_blob(batch)])
-            yield _keyed_rows(stages.keyed_blobs(grams.result(), "fp", plan.buckets),
+            yield _keyed_rows(stages.keyed_gram_blobs(grams.result(), plan),
                               grams.tokens)
 
         return self.keep(table.mapInArrow(encode, ROWS))

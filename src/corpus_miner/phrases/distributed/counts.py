@@ -75,6 +75,7 @@ def fingerprint_mask(bits: int) -> np.uint64:
 # ---------------------------------------------------------------- stage 1: bigram df
 
 PAIR_DOC_BITS = 24
+PAIR_KEY_BITS = 64 - PAIR_DOC_BITS
 """Bigrams are counted as (fingerprint of the pair's two word hashes, document) packed into one
 uint64: 40 bits of fingerprint, 24 bits of document number within a flush
 (stages.PartitionCounts)."""

@@ -53,7 +53,7 @@ def mine_partitions(partitions: Sequence[Sequence[pa.Array]], plan: Plan,
                 partition_counts.add(local)
         stored.append(blobs)
         word_parts.append(list(stages.keyed_word_blobs(*partition_counts.words(), plan.buckets)))
-        pair_parts.append(stages.keyed_pair_blobs(partition_counts.pairs(), plan.buckets))
+        pair_parts.append(stages.keyed_pair_blobs(partition_counts.pairs(), plan))
     vocab = stages.vocabulary((stages.frequent_words(b, plan.sigma)
                                for b in shuffle(word_parts).values()), plan.sigma)
     frequent = np.concatenate([stages.frequent_keys(b, plan.sigma)
@@ -64,8 +64,8 @@ def mine_partitions(partitions: Sequence[Sequence[pa.Array]], plan: Plan,
     table = [[stages.encode_batch(stages.local_from_blob(raw), index, in_f2, plan)
               for raw in part] for part in stored]
     stats["tokens_after_bigram_filter"] = sum(len(b.tokens) for part in table for b in part)
-    grams = shuffle(stages.keyed_blobs(stages.partition_gram_statistics(part, plan), "fp",
-                                       plan.buckets) for part in table)
+    grams = shuffle(stages.keyed_gram_blobs(stages.partition_gram_statistics(part, plan), plan)
+                    for part in table)
     classes = [stages.classify_grams(b, plan) for b in grams.values()]
     frequent_fp = np.concatenate([c["frequent"] for c in classes] + [np.zeros(0, np.uint64)])
     live_fp = np.concatenate([c["live"] for c in classes] + [np.zeros(0, np.uint64)])

@@ -257,18 +257,33 @@ def batch_from_blob(raw: bytes) -> TokenBatch:
 
 # ---------------------------------------------------------------- keyed counts (stages 1, 2)
 
-def keyed_pair_blobs(pairs: dict[str, np.ndarray], n_buckets: int
-                     ) -> Iterator[tuple[int, bytes]]:
-    """(bucket, pair_blob) of a partition's bigram counts (PartitionCounts.pairs)."""
-    for bucket, rows in _bucket_rows(pairs["key"], n_buckets):
-        yield bucket, pair_blob(pairs["key"][rows], pairs["df"][rows])
+def keyed_pair_blobs(pairs: dict[str, np.ndarray], plan: Plan) -> Iterator[tuple[int, bytes]]:
+    """(bucket, pair_blob) of a partition's bigram counts (PartitionCounts.pairs, sorted)."""
+    bits = min(counts.PAIR_KEY_BITS, plan.fingerprint_bits)
+    for bucket, lo, hi in sorted_key_buckets(pairs["key"], bits, plan.buckets):
+        yield bucket, pair_blob(pairs["key"][lo:hi], pairs["df"][lo:hi])
 
 
-def keyed_blobs(arrays: dict[str, np.ndarray], key: str, n_buckets: int
-                ) -> Iterator[tuple[int, bytes]]:
-    """(bucket, blob) of the rows of `arrays` (equal lengths) split by bucket_of(arrays[key])."""
-    for bucket, rows in _bucket_rows(arrays[key], n_buckets):
-        yield bucket, pack_arrays({name: a[rows] for name, a in arrays.items()})
+def keyed_gram_blobs(stats: dict[str, np.ndarray], plan: Plan) -> Iterator[tuple[int, bytes]]:
+    """(bucket, blob) of a partition's gram statistics (sorted by fingerprint)."""
+    for bucket, lo, hi in sorted_key_buckets(stats["fp"], plan.fingerprint_bits, plan.buckets):
+        yield bucket, pack_arrays({name: a[lo:hi] for name, a in stats.items()})
+
+
+def sorted_key_buckets(keys: np.ndarray, key_bits: int, n_buckets: int
+                       ) -> Iterator[tuple[int, int, int]]:
+    """(bucket, lo, hi): the reduce bucket of each slice of sorted keys below 2^key_bits, by
+    their top bits (floor(key * n_buckets / 2^key_bits)), which never decreases along sorted
+    keys: no sort, no gather, and each reducer receives sorted runs to merge. The keys are
+    hashes, so the buckets get even shares."""
+    if len(keys) == 0:
+        return
+    shift = max(key_bits - 32, 0)
+    scaled = (keys >> np.uint64(shift)) * np.uint64(n_buckets)  # < 2^32 * 2^31
+    bucket = (scaled >> np.uint64(key_bits - shift)).astype(np.int64)
+    bounds = np.flatnonzero(np.concatenate(([True], bucket[1:] != bucket[:-1], [True])))
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        yield int(bucket[lo]), int(lo), int(hi)
 
 
 def _bucket_rows(keys: np.ndarray, n_buckets: int) -> Iterator[tuple[int, np.ndarray]]:
@@ -276,8 +291,7 @@ def _bucket_rows(keys: np.ndarray, n_buckets: int) -> Iterator[tuple[int, np.nda
     if len(keys) == 0:
         return
     bucket = bucket_of(keys, np.zeros(len(keys), np.int64), n_buckets)
-    # a stable sort of small integers is a radix sort, and it keeps sorted keys sorted within
-    # each bucket, so the reducers merge sorted runs (counts.sum_by_key)
+    # a stable sort of small integers is a radix sort
     order = np.argsort(bucket.astype(np.uint16 if n_buckets <= 1 << 16 else np.int64),
                        kind="stable")
     bucket = bucket[order]
