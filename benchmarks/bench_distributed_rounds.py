@@ -1,7 +1,7 @@
 """What each continuation round of the distributed miner ships, run in-process.
 
     python benchmarks/bench_distributed_rounds.py [--docs DIR] [--sigma 3] [--min-length 5] \\
-        [--partitions 8] [--buckets 8]
+        [--partitions 8] [--buckets 8] [--window-cap 1024]
 
 Reads every documentation corpus of --docs (*.jsonl.gz, together; see data_paths.py) with
 corpus-miner's reader, deals the documents round-robin to --partitions partitions and mines them
@@ -70,6 +70,8 @@ def main() -> None:
     parser.add_argument("--min-length", type=int, default=5)
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--buckets", type=int, default=8)
+    parser.add_argument("--window-cap", type=int, default=Plan.window_cap,
+                        help="round 0's window beyond min_length (the library's default)")
     parser.add_argument("--out", default=str(HERE / "results" / "bench_distributed_rounds.csv"))
     args = parser.parse_args()
     inputs = sorted(glob.glob(os.path.join(args.docs, "*.jsonl.gz")))
@@ -78,7 +80,7 @@ def main() -> None:
     texts = pa.concat_arrays([batch.texts for batch in read_documents(inputs)])
     n = args.partitions
     parts = [[texts.take(pa.array(range(p, len(texts), n)))] for p in range(n)]
-    plan = Plan(args.sigma, args.min_length, buckets=args.buckets)
+    plan = Plan(args.sigma, args.min_length, window_cap=args.window_cap, buckets=args.buckets)
     rss = PeakRss()
     started = time.perf_counter()
     table, stats = mine_partitions(parts, plan)
@@ -99,7 +101,8 @@ def main() -> None:
                      "tokens": int(corpus.doc_offsets[-1]),
                      "tokens_in_chains": stats["tokens_in_frequent_gram_chains"],
                      "sigma": args.sigma, "min_length": args.min_length,
-                     "partitions": n, "buckets": args.buckets, "phrases": len(table),
+                     "partitions": n, "buckets": args.buckets,
+                     "window_cap": args.window_cap, "phrases": len(table),
                      "identical": identical})
         print(rows[-1])
     write_csv(Path(args.out), rows)
