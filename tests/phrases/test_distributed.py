@@ -250,3 +250,75 @@ def test_kernels_without_jit_give_the_jitted_answer():
 
     jitted = run("0")
     assert jitted and run("1") == jitted
+
+
+# -- keyed counts: bucketing, packing and widths -------------------------------------------------
+
+@given(st.lists(st.integers(0, 2**64 - 1), max_size=200), st.sampled_from([1, 3, 33, 40, 64]),
+       st.integers(1, 70))
+@settings(max_examples=200, deadline=None)
+def test_sorted_key_buckets_slice_sorted_keys_by_their_top_bits(values, bits, n_buckets):
+    from corpus_miner.phrases.distributed.stages import sorted_key_buckets
+
+    keys = np.unique(np.array([v % (1 << bits) for v in values], dtype=np.uint64))
+    slices = list(sorted_key_buckets(keys, bits, n_buckets))
+    bounds = [0] + [hi for _, _, hi in slices]
+    assert [lo for _, lo, _ in slices] == bounds[:-1] and bounds[-1] == len(keys)
+    for bucket, lo, hi in slices:
+        assert lo < hi and 0 <= bucket < n_buckets
+        for key in keys[lo:hi]:
+            assert bucket == int(key) * n_buckets >> bits
+    assert [b for b, _, _ in slices] == sorted({b for b, _, _ in slices})
+
+
+def test_bigram_counts_are_exact_packed_or_not():
+    from corpus_miner.phrases.distributed.stages import frequent_keys, pair_blob
+
+    keys = np.array([1, 5, 2**40 - 1], dtype=np.uint64)
+    small = pair_blob(keys, np.array([3, 1, 2], np.uint32))
+    large = pair_blob(keys, np.array([1, 2**24, 1], np.uint32))  # too large to pack
+    assert "packed" in windows.unpack_arrays(small)
+    assert "packed" not in windows.unpack_arrays(large)
+    assert frequent_keys([small, large], 4).tolist() == [1, 5]
+    assert frequent_keys([small, small], 4).tolist() == [1, 2**40 - 1]
+
+
+def test_gram_statistics_merge_in_64_bits_from_compact_widths():
+    from corpus_miner.phrases.distributed import counts
+
+    def part(df, occ, left):
+        return counts.compact_gram_statistics({
+            "fp": np.array([7], np.uint64), "df": np.array([df], np.int64),
+            "occurrences": np.array([occ], np.int64), "min_left": np.array([left], np.int64),
+            "max_left": np.array([left], np.int64), "has_no_left": np.array([0], np.int64)})
+
+    a, b = part(2**32 - 1, 2**32 - 1, 4), part(5, 2**33, 0xFFFFFFFF)
+    assert a["df"].dtype == np.uint32 and b["occurrences"].dtype == np.int64
+    merged = counts.merge_gram_statistics([a, b])
+    assert merged["df"].tolist() == [2**32 + 4]
+    assert merged["occurrences"].tolist() == [2**32 - 1 + 2**33]
+    assert (merged["min_left"].tolist(), merged["max_left"].tolist()) == ([4], [0xFFFFFFFF])
+
+
+@given(small_corpora(), st.integers(1, 6))
+@settings(max_examples=60, deadline=None)
+def test_partition_grams_merged_batch_by_batch_equal_one_merge(corpus, n_batches):
+    from corpus_miner.phrases.distributed import counts, stages
+    from corpus_miner.phrases.distributed.encode import TokenBatch
+
+    docs, _sigma, min_length = corpus
+    plan = Plan(2, min_length)
+    tokens = [np.array(d, np.uint32) for d in docs]
+    cuts = np.linspace(0, len(tokens), n_batches + 1).astype(int)
+    batches = []
+    for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+        part = tokens[lo:hi]
+        offsets = np.concatenate(([0], np.cumsum([len(t) for t in part]))).astype(np.int64)
+        flat = np.concatenate(part) if part else np.zeros(0, np.uint32)
+        batches.append(TokenBatch(flat, offsets))
+    got = stages.partition_gram_statistics(batches, plan)
+    want = counts.merge_gram_statistics([
+        counts.gram_statistics(b.tokens, b.doc_offsets, min_length, plan.mask) for b in batches])
+    assert list(got) == list(counts.GRAM_FIELDS)
+    for name in counts.GRAM_FIELDS:
+        assert got[name].tolist() == want[name].tolist(), name
