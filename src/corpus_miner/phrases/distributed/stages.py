@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 from numba import njit
 
 from corpus_miner._numba.hashing import splitmix64
+from corpus_miner.errors import ParameterError
 from corpus_miner.io.strings import StringList
 from corpus_miner.phrases.distributed import counts, encode, traverse, windows
 from corpus_miner.phrases.distributed.encode import LocalBatch, TokenBatch
@@ -137,6 +138,9 @@ class PartitionCounts:
         self.documents = 0
 
     def add(self, local: LocalBatch) -> None:
+        if local.word_df is None:
+            raise ParameterError("PartitionCounts.add: a stored batch has no word counts; "
+                                 "add the batch tokenize_batch returned")
         batch = local.batch
         self.tokens += len(batch.tokens)
         self.documents += batch.n_docs
