@@ -207,14 +207,14 @@ def test_interrupted_clean_leaves_no_output(web, tmp_path, monkeypatch):
     path, corpus, _, coverage = web
     out = tmp_path / "out.jsonl"
     cleaner = Cleaner().fit(corpus, coverage)
-    original_document = Cleaner._document  # what transform calls per document
+    original_cleaned = Cleaner._cleaned  # what transform calls per batch of documents
 
-    def failing(self, doc, text):
-        if doc == 30:
+    def failing(self, texts, doc, is_text):
+        if doc <= 30 < doc + len(is_text):
             raise KeyboardInterrupt
-        return original_document(self, doc, text)
+        return original_cleaned(self, texts, doc, is_text)
 
-    monkeypatch.setattr(Cleaner, "_document", failing)
+    monkeypatch.setattr(Cleaner, "_cleaned", failing)
     with pytest.raises(KeyboardInterrupt):
         cleaner.write([path], out)
     assert list(tmp_path.iterdir()) == []

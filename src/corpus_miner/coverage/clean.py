@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 import regex
 
+from corpus_miner.coverage import cut_kernels
 from corpus_miner.coverage import kernels as kernels
 from corpus_miner.coverage.coverage import (
     Coverage,
@@ -252,29 +253,6 @@ class Cleaner(Estimator):
         self.doc_ids_ = doc_ids
         return self
 
-    def document(self, doc: int, text: str) -> tuple[str, list[list[int]], float]:
-        """(cleaned text, junk spans, handled share) of document `doc` whose original is `text`."""
-        self.check_is_fitted()
-        return self._document(doc, text)
-
-    def _document(self, doc: int, text: str) -> tuple[str, list[list[int]], float]:
-        a, b = int(self.doc_offsets_[doc]), int(self.doc_offsets_[doc + 1])
-        if self.doc_handled_[doc] == 0:
-            return text, [], float(self.doc_share_[doc])
-        from corpus_miner.corpus import token_spans
-
-        starts, ends = token_spans(text)
-        if len(starts) != b - a:
-            raise InputError(f"document {doc}: text has {len(starts)} tokens but the corpus had "
-                             f"{b - a}; the input changed since it was loaded, run again")
-        runs = kernels.covered_runs(self.mask_, a, b)
-        spans = run_char_spans(starts, ends, runs)
-        if self.params_.mode == "remove":
-            text = remove_runs(text, starts, ends, runs)
-        elif self.params_.mode == "mask":
-            text = mask_runs(text, starts, ends, runs, self.params_.mask_text)
-        return text, spans, float(self.doc_share_[doc])
-
     def transform(self, batches: Iterable, text_field: str = "text") -> Iterator:
         """DocumentBatch stream (same inputs and order as the fitted corpus) -> pa.Table stream
         of the kept documents with all their fields. Only string texts are cleaned: a null,
@@ -291,35 +269,97 @@ class Cleaner(Estimator):
             n = records.num_rows
             is_text = _string_rows(records, text_field)
             self.not_text_[doc:doc + n] = ~is_text
-            cleaned, spans, shares = [], [], []
-            for i, text in enumerate(batch.texts.to_pylist()):
-                if is_text[i]:
-                    text, doc_spans, share = self._document(doc + i, text)
-                else:
-                    text, doc_spans, share = None, None, None
-                cleaned.append(text)
-                spans.append(doc_spans)
-                shares.append(share)
             if self.params_.mode == "annotate":
-                span_type = pa.list_(pa.list_(pa.int64()))
-                for name, column in (("junk_spans", pa.array(spans, span_type)),
-                                     ("junk_share", pa.array(shares, pa.float64()))):
+                spans = self._spans(batch.texts, doc, is_text)
+                shares = pa.array(self.doc_share_[doc:doc + n], pa.float64(), mask=~is_text)
+                for name, column in (("junk_spans", spans), ("junk_share", shares)):
                     if name in records.schema.names:  # annotating an annotated corpus: replace
                         records = records.remove_column(records.schema.get_field_index(name))
                     records = records.append_column(name, column)
             elif is_text.any():
+                cleaned = self._cleaned(batch.texts, doc, is_text)
                 i = records.schema.get_field_index(text_field)
                 field = records.schema.field(i)
                 if is_json_text(field):  # text of mixed types: only the strings change
                     column = pa.array(_json_texts_replaced(records.column(i).to_pylist(),
-                                                           cleaned), pa.string())
+                                                           cleaned.to_pylist()), pa.string())
                 else:  # a string column: nulls stay null
-                    column = string_array(cleaned)
-                    if column.type != field.type:
-                        column = column.cast(field.type)
+                    column = cleaned if cleaned.type == field.type else cleaned.cast(field.type)
                 records = records.set_column(i, field, column)
             keep = ~self.dropped_[doc:doc + n] | ~is_text
             yield records.filter(bool_array(keep)) if not keep.all() else records
+
+    def document(self, doc: int, text: str) -> tuple[str, list[list[int]], float]:
+        """(cleaned text, junk spans, handled share) of document `doc` whose original is `text`
+        (a batch of one document)."""
+        import pyarrow as pa
+
+        self.check_is_fitted()
+        texts, one = pa.array([text], pa.string()), np.ones(1, dtype=bool)
+        spans = self._spans(texts, doc, one)[0].as_py()
+        if self.params_.mode != "annotate":
+            text = self._cleaned(texts, doc, one)[0].as_py()
+        return text, spans, float(self.doc_share_[doc])
+
+    def _batch_arguments(self, texts, doc: int, is_text: np.ndarray) -> tuple:
+        """The kernel arguments shared by _spans and _cleaned for documents doc, doc + 1, ...
+        whose texts are `texts`; only those with a string text and handled tokens are cut."""
+        from corpus_miner.corpus.unicode_table import code_point_tables
+        from corpus_miner.io.strings import arrow_string_buffers
+
+        handled = self.doc_handled_[doc:doc + len(is_text)]
+        todo = is_text & (handled > 0)
+        token_offsets = self.doc_offsets_[doc:doc + len(is_text) + 1]
+        offsets, data = arrow_string_buffers(texts)
+        max_tokens = int(np.diff(token_offsets)[todo].max(initial=0))
+        max_runs = int(handled[todo].sum())
+        return (data, offsets, todo.view(np.uint8), token_offsets, self.mask_, max_runs,
+                max_tokens, code_point_tables()[0])
+
+    def _spans(self, texts, doc: int, is_text: np.ndarray):
+        """junk_spans of documents doc, doc + 1, ... (a list array, null where is_text is
+        False), their runs found in one kernel call."""
+        import pyarrow as pa
+
+        span_offsets, spans, failed = cut_kernels.run_spans(
+            *self._batch_arguments(texts, doc, is_text))
+        self._check_tokens(failed, texts, doc)
+        runs = pa.ListArray.from_arrays(np.arange(0, 2 * len(spans) + 1, 2, dtype=np.int32),
+                                        spans.ravel())
+        return pa.ListArray.from_arrays(span_offsets.astype(np.int32), runs,
+                                        mask=None if is_text.all() else pa.array(~is_text))
+
+    def _cleaned(self, texts, doc: int, is_text: np.ndarray):
+        """Texts of documents doc, doc + 1, ... with their handled runs removed or masked (a
+        large_string array, null where is_text is False), cut in one kernel call."""
+        import pyarrow as pa
+
+        data, offsets, todo, token_offsets, mask, max_runs, max_tokens, cp_info = \
+            self._batch_arguments(texts, doc, is_text)
+        mask_bytes = np.frombuffer(self.params_.mask_text.encode("utf-8"), dtype=np.uint8)
+        mode = cut_kernels.REMOVE if self.params_.mode == "remove" else cut_kernels.MASK
+        # each run's cut adds at most its joiner ("\r\n\r\n") or the mask text
+        out_size = int(offsets[-1] - offsets[0]) + max_runs * max(4, len(mask_bytes))
+        text, text_offsets, failed = cut_kernels.cut_rows(
+            data, offsets, todo, token_offsets, mask, mode, mask_bytes, out_size, max_tokens,
+            cp_info, cut_kernels.cut_char_table())
+        self._check_tokens(failed, texts, doc)
+        n = len(is_text)
+        validity = None if is_text.all() else pa.py_buffer(np.packbits(is_text,
+                                                                       bitorder="little"))
+        return pa.LargeStringArray.from_buffers(n, pa.py_buffer(text_offsets), pa.py_buffer(text),
+                                                validity, int(n - is_text.sum()))
+
+    def _check_tokens(self, failed: int, texts, doc: int) -> None:
+        if failed == cut_kernels.NO_ERROR:
+            return
+        from corpus_miner.corpus import token_spans
+
+        d = doc + failed
+        found = len(token_spans(texts[failed].as_py())[0])
+        expected = int(self.doc_offsets_[d + 1] - self.doc_offsets_[d])
+        raise InputError(f"document {d}: text has {found} tokens but the corpus had "
+                         f"{expected}; the input changed since it was loaded, run again")
 
     def write(self, inputs, output, *, text_field: str = "text", id_field: str = "id",
               skip_bad: bool = False) -> dict:
