@@ -15,9 +15,11 @@ from hypothesis import strategies as st
 
 from corpus_miner.corpus import token_spans, tokenize
 from corpus_miner.coverage.clean import Cleaner, mask_runs, remove_runs, run_char_spans
+from corpus_miner.coverage.coverage import aligned_batches
 from corpus_miner.coverage.cut_kernels import SPACE, TERMINAL, cut_char_table
 from corpus_miner.errors import InputError
 from corpus_miner.io.readers import DocumentBatch
+from corpus_miner.io.strings import StringList
 
 WORDS = ["Hello", "WORLD", "straße", "École", "中文", "naïve", "e\u0301t\u0301e", "İstanbul",
          "İ", "ΣΑΣ", "Σ", "σς", "x2", "42", "ÆØÅ", "Ωμέγα", "我们使用", "コーヒー", "か\u3099",
@@ -127,3 +129,20 @@ def test_a_changed_text_names_its_document(mode):
     with pytest.raises(InputError, match=re.escape("document 1: text has 5 tokens but the "
                                                    "corpus had 3")):
         list(cleaner.transform(batches_of(changed, [1])))
+
+
+@pytest.mark.parametrize("as_list", [False, True])
+def test_every_id_is_checked_against_the_corpus(as_list):
+    ids = ["a", "bb", "ccc", "dd", "é"]
+    doc_ids = ids if as_list else StringList.from_strings(ids)
+
+    def batches(found):
+        for lo, hi in ((0, 2), (2, 5)):
+            texts = pa.array([""] * (hi - lo))
+            yield DocumentBatch(pa.array(found[lo:hi]), texts, pa.table({"text": texts}), "in", lo)
+
+    assert [doc for doc, _ in aligned_batches(batches(ids), doc_ids, 5)] == [0, 2]
+    for changed, doc in ((["a", "bb", "ccc", "de", "é"], 3), (["a", "bb", "ccc", "dd", "e"], 4),
+                         (["a", "bb", "ccc", "d", "dé"], 3)):  # the same bytes, cut elsewhere
+        with pytest.raises(InputError, match=f"document {doc} has id"):
+            list(aligned_batches(batches(changed), doc_ids, 5))

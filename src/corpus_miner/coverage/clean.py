@@ -58,6 +58,7 @@ from corpus_miner.io.jsonl import is_json_text
 from corpus_miner.io.strings import bool_array, string_array
 
 MODES = ("remove", "mask", "annotate")
+_AHEAD = 2  # batches read or cleaned ahead of their consumer
 DEFAULT_MASK = "[…]"
 
 
@@ -368,12 +369,15 @@ class Cleaner(Estimator):
         Refuses an output that is one of the inputs or lies inside an input folder."""
         from corpus_miner.io import read_documents, write_records
         from corpus_miner.io.overlap import check_apart
+        from corpus_miner.io.readers import read_ahead
 
         self.check_is_fitted()
         check_apart([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs, [output])
+        # three threads, each on its own batch: reading, cleaning (the kernels and pyarrow
+        # release the GIL) and writing
         batches = read_documents(inputs, text_field=text_field, id_field=id_field,
-                                 skip_bad=skip_bad)
-        rows = write_records(self.transform(batches, text_field), output)
+                                 skip_bad=skip_bad, prefetch=_AHEAD)
+        rows = write_records(read_ahead(self.transform(batches, text_field), _AHEAD), output)
         return {**self.summary(), "documents_written": int(rows)}
 
     def summary(self) -> dict:

@@ -24,11 +24,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 
 from corpus_miner._numba.readonly import read_only
 from corpus_miner.coverage import kernels as kernels
 from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.io.readers import DocumentBatch
+from corpus_miner.io.strings import StringList, arrow_string_buffers
 from corpus_miner.phrases.result import PhraseTable
 from corpus_miner.phrases.threads import in_parts, mining_threads
 
@@ -324,7 +326,7 @@ def aligned_batches(batches: Iterable[DocumentBatch], doc_ids: Sequence[str] | N
         if doc + n > n_docs:
             raise InputError(f"{batch.source}: more documents than when the corpus was loaded; "
                              "the input changed, run again")
-        if doc_ids is not None:
+        if doc_ids is not None and not _same_ids(batch.ids, doc_ids, doc):
             ids = batch.ids.to_pylist() if hasattr(batch.ids, "to_pylist") else list(batch.ids)
             for i, found in enumerate(ids):
                 if str(found) != str(doc_ids[doc + i]):
@@ -336,3 +338,19 @@ def aligned_batches(batches: Iterable[DocumentBatch], doc_ids: Sequence[str] | N
     if doc != n_docs:
         raise InputError(f"inputs have {doc} documents, the loaded corpus {n_docs}; the input "
                          "changed, run again")
+
+
+def _same_ids(ids, doc_ids, first: int) -> bool:
+    """Whether an Arrow string array of ids (no nulls) has the bytes of the StringList slice
+    doc_ids[first:first + len(ids)]: the check of aligned_batches without a Python string per
+    document. False also when it cannot tell (other types); the caller then compares one by
+    one."""
+    if not (isinstance(doc_ids, StringList) and isinstance(ids, pa.Array) and ids.null_count == 0
+            and (pa.types.is_string(ids.type) or pa.types.is_large_string(ids.type))
+            and first + len(ids) <= len(doc_ids)):
+        return False
+    offsets, data = arrow_string_buffers(ids)
+    expected = doc_ids.offsets[first:first + len(ids) + 1]
+    return bool(np.array_equal(np.diff(offsets), np.diff(expected))
+                and np.array_equal(data[offsets[0]:offsets[-1]],
+                                   doc_ids.data[expected[0]:expected[-1]]))

@@ -138,14 +138,14 @@ def read_documents(inputs, *, text_field: str = "text", id_field: str = "id",
     batches: Iterator[DocumentBatch | LineBatch] = (batch for item in inputs
                                                     for batch in reader.read(item))
     if prefetch > 0:
-        batches = _read_ahead(batches, prefetch)
+        batches = read_ahead(batches, prefetch)
     yield from batches
 
 
 _DONE = object()
 
 
-def _read_ahead(batches: Iterator, depth: int) -> Iterator:
+def read_ahead(batches: Iterator, depth: int) -> Iterator:
     """The items of `batches`, produced by a worker thread at most `depth` items ahead."""
     ahead: queue.Queue = queue.Queue(maxsize=depth)
     stop = threading.Event()
