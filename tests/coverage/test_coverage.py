@@ -115,6 +115,30 @@ def test_occurrences_on_threads_equal_brute_force(docs, listed, threads):
     assert sorted(got) == expected
 
 
+@settings(max_examples=150, deadline=None)
+@given(docs=docs_strategy, sigma=st.integers(2, 4), k=st.integers(2, 4),
+       threads=st.integers(1, 5))
+def test_mined_coverage_on_threads_equals_brute_force(docs, sigma, k, threads):
+    """Marking, occurrences and attribution each run on 1-5 ranges of documents: the same
+    mask, attribution and occurrences whatever the number of ranges."""
+    corpus = make_corpus(docs)
+    table = mined_table(docs, sigma, k, corpus.vocab)
+    with mock.patch("corpus_miner.coverage.coverage.mining_threads", lambda n: threads):
+        cov = Coverage.from_phrases(corpus, table, k, sigma)
+    masks, owners = brute_mined_coverage(docs, sigma, k, cov.phrases)
+    assert cov.covered.tolist() == [m for mask in masks for m in mask]
+    expected_by_phrase = np.bincount([o for owner in owners for o in owner if o is not None],
+                                     minlength=len(cov.phrases))
+    assert cov.tokens_by_phrase.tolist() == expected_by_phrase.tolist()
+    phrases = [tuple(int(t) for t in cov.phrases.phrase_ids(r)) for r in range(len(cov.phrases))]
+    expected = [(int(corpus.doc_offsets[d]) + s, r, d) for d, doc in enumerate(docs)
+                for s in range(len(doc)) for r, phrase in enumerate(phrases)
+                if tuple(doc[s:s + len(phrase)]) == phrase]
+    occ = cov.occurrences
+    assert sorted(zip(occ.start.tolist(), occ.phrase.tolist(), occ.doc.tolist())) == expected
+    assert occ.start.tolist() == sorted(occ.start.tolist())
+
+
 @settings(max_examples=100, deadline=None)
 @given(docs=docs_strategy,
        listed=st.lists(st.lists(st.integers(0, 4), min_size=1, max_size=4), max_size=5))

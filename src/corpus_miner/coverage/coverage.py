@@ -35,6 +35,7 @@ from corpus_miner.phrases.result import PhraseTable
 from corpus_miner.phrases.threads import in_parts, mining_threads
 
 HISTOGRAM_BINS = 20
+_NO_MARKS = np.zeros(0, dtype=np.uint8)  # find phrases at every position
 
 
 @dataclass(frozen=True)
@@ -78,8 +79,10 @@ class PhraseTables:
                 self.phrase_tokens, self.phrase_offsets, min_length,
                 np.arange(len(table), dtype=np.int64))
 
-    def occurrences(self, tokens: np.ndarray, doc_offsets: np.ndarray) -> Occurrences:
-        """Every full occurrence of every phrase (overlaps included), in corpus order."""
+    def occurrences(self, tokens: np.ndarray, doc_offsets: np.ndarray,
+                    window_starts: np.ndarray = _NO_MARKS) -> Occurrences:
+        """Every full occurrence of every phrase (overlaps included), in corpus order.
+        window_starts: mark_windows's mask, to look phrases up only where a window starts."""
         tokens, doc_offsets = read_only(tokens), read_only(doc_offsets)  # one type: a corpus's
         if len(self.table) == 0:
             empty = np.empty(0, dtype=np.int64)
@@ -90,7 +93,8 @@ class PhraseTables:
         def scan(lo: int, hi: int) -> None:  # documents [lo, hi), on one thread
             phrase, doc, start = kernels.find_occurrences(
                 tokens, doc_offsets[lo:hi + 1], self.k, slots, slot_hash, prefix_pos,
-                group_offsets, group_phrases, self.phrase_tokens, self.phrase_offsets)
+                group_offsets, group_phrases, self.phrase_tokens, self.phrase_offsets,
+                window_starts)
             parts[lo] = (phrase, doc + lo, start)
 
         in_parts(scan, len(doc_offsets) - 1, mining_threads(len(tokens)))
@@ -103,18 +107,32 @@ class PhraseTables:
     def mined(self, tokens: np.ndarray, doc_offsets: np.ndarray
               ) -> tuple[np.ndarray, np.ndarray, Occurrences]:
         """(covered mask, covered tokens attributed to each phrase, full occurrences) with the
-        table in canonical order (index = attribution rank; module docstring)."""
+        table in canonical order (index = attribution rank; module docstring). Each pass runs
+        on ranges of documents, on threads."""
         tokens, doc_offsets = read_only(tokens), read_only(doc_offsets)  # one type: a corpus's
-        occ = self.occurrences(tokens, doc_offsets)
+        slots, slot_hash, window_pos, window_owner = self._windows
+        n_docs = len(doc_offsets) - 1
+        threads = mining_threads(len(tokens))
+        covered = np.zeros(len(tokens), dtype=np.uint8)
+        in_parts(lambda lo, hi: kernels.mark_windows(
+            tokens, doc_offsets[lo:hi + 1], self.min_length, slots, slot_hash, window_pos,
+            self.phrase_tokens, covered), n_docs, threads)
+        # phrases start where their first window does, if none is shorter than a window
+        occ = self.occurrences(tokens, doc_offsets,
+                               covered if self.k >= self.min_length else _NO_MARKS)
         lengths = self.table.lengths
         in_full, by_full = kernels.cover_by_occurrences(
             len(tokens), occ.start, lengths[occ.phrase].astype(np.int64), occ.phrase,
             len(self.table))
-        slots, slot_hash, window_pos, window_owner = self._windows
-        covered, by_window = kernels.cover_by_windows(
-            tokens, doc_offsets, self.min_length, slots, slot_hash, window_pos, window_owner,
-            self.phrase_tokens, len(self.table), in_full)
-        return covered, by_full + by_window, occ
+        by_window: dict[int, np.ndarray] = {}
+
+        def attribute(lo: int, hi: int) -> None:  # documents [lo, hi), on one thread
+            by_window[lo] = kernels.attribute_windows(
+                tokens, doc_offsets[lo:hi + 1], self.min_length, slots, slot_hash, window_pos,
+                window_owner, self.phrase_tokens, len(self.table), in_full, covered)
+
+        in_parts(attribute, n_docs, threads)
+        return covered, by_full + sum(by_window.values(), np.zeros_like(by_full)), occ
 
 
 def find_occurrences(corpus, table: PhraseTable) -> Occurrences:

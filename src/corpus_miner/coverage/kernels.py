@@ -2,12 +2,15 @@
 
 Two ways to get there, both linear in the corpus:
 
-* mining result (`build_window_table` + `cover_by_windows`): every min_length-window of every
-  maximal phrase goes into an open-addressing hash table (64-bit polynomial rolling hash, every hit
-  verified token by token against the stored window, so no false positives); one scan of the corpus
-  marks the positions covered by a matching window and attributes each covered token not yet
-  attributed (by a full occurrence) to the best-ranked phrase owning one of the windows that cover
-  it (sliding-window minimum).
+* mining result (`build_window_table`, `mark_windows`, `attribute_windows`): every
+  min_length-window of every maximal phrase goes into an open-addressing hash table (64-bit
+  polynomial rolling hash, every hit verified token by token against the stored window, so no
+  false positives); one scan of the corpus marks the positions covered by a matching window and
+  where each match starts. Full occurrences of the phrases can only start there (a phrase begins
+  with one of its windows), so `find_occurrences` looks phrases up at those positions alone; a
+  last scan looks the windows up again there and attributes each covered token not yet
+  attributed (by a full occurrence) to the best-ranked phrase owning one of the windows that
+  cover it (sliding-window minimum). All three run on ranges of documents, on threads.
 * a phrase list (`build_prefix_table` + `find_occurrences` + `cover_by_occurrences`): phrases of
   any length >= k are indexed by their first k-gram, each hit is verified in full, and a sweep over
   the occurrences marks covered tokens and attributes each one to the best-ranked occurrence.
@@ -107,18 +110,48 @@ def build_window_table(phrase_tokens, phrase_offsets, k, phrase_rank):
     return slots, slot_hash, window_pos[:n_unique].copy(), window_owner[:n_unique].copy()
 
 
-@njit(cache=True)
-def cover_by_windows(tokens, doc_offsets, k, slots, slot_hash, window_pos, window_owner,
-                     phrase_tokens, n_owners, attributed):
-    """Mark every token inside an occurrence of a stored window; attribute it to the smallest
-    owner rank among the windows covering it, unless attributed[p] says it already was.
+# mark_windows sets, in the covered mask, WINDOW_START where a stored window starts (besides 1:
+# covered); find_occurrences tries phrases only there, attribute_windows clears it
+WINDOW_START = np.uint8(2)
 
-    Returns (covered uint8[n_tokens], tokens_by_owner int64[n_owners]).
-    """
-    covered = np.zeros(len(tokens), dtype=np.uint8)
+
+@njit(cache=True, nogil=True)
+def mark_windows(tokens, doc_offsets, k, slots, slot_hash, window_pos, phrase_tokens, covered):
+    """Mark in covered (uint8 per corpus token, zero in these documents) every token inside an
+    occurrence of a stored window with 1, and each window's start also with WINDOW_START.
+    doc_offsets may be a slice of the corpus's: ranges of documents can be marked on threads."""
+    if len(window_pos) == 0:
+        return
+    top = window_top(k)
+    for d in range(len(doc_offsets) - 1):
+        a = doc_offsets[d]
+        b = doc_offsets[d + 1]
+        if b - a < k:
+            continue
+        reach = a  # tokens before it are marked
+        h = np.uint64(0)
+        for p in range(a, b - k + 1):
+            if p == a:
+                h = window_hash(tokens, a, k)
+            else:
+                h = window_roll(h, tokens[p - 1], tokens[p + k - 1], top)
+            if _lookup(slots, slot_hash, window_pos, phrase_tokens, h, tokens, p, k) >= 0:
+                covered[p] |= WINDOW_START
+                for q in range(max(p, reach), p + k):
+                    covered[q] |= 1
+                reach = p + k
+
+
+@njit(cache=True, nogil=True)
+def attribute_windows(tokens, doc_offsets, k, slots, slot_hash, window_pos, window_owner,
+                      phrase_tokens, n_owners, attributed, covered):
+    """Attribute every covered token to the smallest owner rank among the windows covering it,
+    unless attributed[p] says it already was; covered is mark_windows's, whose WINDOW_START
+    marks are cleared here (so only these documents' tokens are looked up again, at the window
+    starts). Returns tokens_by_owner int64[n_owners]."""
     tokens_by_owner = np.zeros(n_owners, dtype=np.int64)
     if len(window_pos) == 0:
-        return covered, tokens_by_owner
+        return tokens_by_owner
     top = window_top(k)
     # monotone deque of (window start, owner) with increasing owners: ring buffer of k + 1 slots
     dq_start = np.empty(k + 1, dtype=np.int64)
@@ -138,8 +171,9 @@ def cover_by_windows(tokens, doc_offsets, k, slots, slot_hash, window_pos, windo
                     h = window_hash(tokens, a, k)
                 else:
                     h = window_roll(h, tokens[p - 1], tokens[p + k - 1], top)
-                w = _lookup(slots, slot_hash, window_pos, phrase_tokens, h, tokens, p, k)
-                if w >= 0:
+                if covered[p] & WINDOW_START:
+                    covered[p] = 1
+                    w = _lookup(slots, slot_hash, window_pos, phrase_tokens, h, tokens, p, k)
                     owner = window_owner[w]
                     while size > 0 and dq_owner[(head + size - 1) % cap] >= owner:
                         size -= 1
@@ -150,10 +184,23 @@ def cover_by_windows(tokens, doc_offsets, k, slots, slot_hash, window_pos, windo
             while size > 0 and dq_start[head] <= p - k:
                 head = (head + 1) % cap
                 size -= 1
-            if size > 0:
-                covered[p] = 1
-                if not attributed[p]:
-                    tokens_by_owner[dq_owner[head]] += 1
+            if size > 0 and not attributed[p]:
+                tokens_by_owner[dq_owner[head]] += 1
+    return tokens_by_owner
+
+
+@njit(cache=True)
+def cover_by_windows(tokens, doc_offsets, k, slots, slot_hash, window_pos, window_owner,
+                     phrase_tokens, n_owners, attributed):
+    """mark_windows, then attribute_windows, over all documents at once.
+
+    Returns (covered uint8[n_tokens], tokens_by_owner int64[n_owners]).
+    """
+    covered = np.zeros(len(tokens), dtype=np.uint8)
+    mark_windows(tokens, doc_offsets, k, slots, slot_hash, window_pos, phrase_tokens, covered)
+    tokens_by_owner = attribute_windows(tokens, doc_offsets, k, slots, slot_hash, window_pos,
+                                        window_owner, phrase_tokens, n_owners, attributed,
+                                        covered)
     return covered, tokens_by_owner
 
 
@@ -183,10 +230,11 @@ def build_prefix_table(phrase_tokens, phrase_offsets, k):
 
 @njit(cache=True)
 def _scan_prefixes(tokens, doc_offsets, k, slots, slot_hash, prefix_pos, group_offsets,
-                   group_phrases, phrase_tokens, phrase_offsets, out_phrase, out_doc, out_start,
-                   fill):
+                   group_phrases, phrase_tokens, phrase_offsets, window_starts, out_phrase,
+                   out_doc, out_start, fill):
     n = 0
     top = window_top(k)
+    only_window_starts = len(window_starts) > 0
     for d in range(len(doc_offsets) - 1):
         a = doc_offsets[d]
         b = doc_offsets[d + 1]
@@ -196,6 +244,8 @@ def _scan_prefixes(tokens, doc_offsets, k, slots, slot_hash, prefix_pos, group_o
                 h = window_hash(tokens, a, k)
             else:
                 h = window_roll(h, tokens[p - 1], tokens[p + k - 1], top)
+            if only_window_starts and not window_starts[p] & WINDOW_START:
+                continue
             g = _lookup(slots, slot_hash, prefix_pos, phrase_tokens, h, tokens, p, k)
             if g < 0:
                 continue
@@ -213,20 +263,22 @@ def _scan_prefixes(tokens, doc_offsets, k, slots, slot_hash, prefix_pos, group_o
 
 @njit(cache=True, nogil=True)
 def find_occurrences(tokens, doc_offsets, k, slots, slot_hash, prefix_pos, group_offsets,
-                     group_phrases, phrase_tokens, phrase_offsets):
+                     group_phrases, phrase_tokens, phrase_offsets, window_starts):
     """Every (phrase, document, global start) where a phrase occurs in full, in corpus order
     (documents numbered from 0 in `doc_offsets`, which may be a slice of a corpus's offsets).
+    window_starts: empty, or mark_windows's mask for windows of length <= every phrase's: a
+    phrase can then only start where a window does, and only there are phrases looked up.
     Releases the GIL: ranges of documents can be scanned on threads."""
     empty = np.empty(0, dtype=np.int64)
     n = _scan_prefixes(tokens, doc_offsets, k, slots, slot_hash, prefix_pos, group_offsets,
-                       group_phrases, phrase_tokens, phrase_offsets, empty, empty, empty,
-                       np.bool_(False))  # not literals: one signature for both calls
+                       group_phrases, phrase_tokens, phrase_offsets, window_starts, empty, empty,
+                       empty, np.bool_(False))  # not literals: one signature for both calls
     out_phrase = np.empty(n, dtype=np.int64)
     out_doc = np.empty(n, dtype=np.int64)
     out_start = np.empty(n, dtype=np.int64)
     _scan_prefixes(tokens, doc_offsets, k, slots, slot_hash, prefix_pos, group_offsets,
-                   group_phrases, phrase_tokens, phrase_offsets, out_phrase, out_doc, out_start,
-                   np.bool_(True))
+                   group_phrases, phrase_tokens, phrase_offsets, window_starts, out_phrase,
+                   out_doc, out_start, np.bool_(True))
     return out_phrase, out_doc, out_start
 
 
