@@ -110,13 +110,13 @@ class PhraseTables:
         table in canonical order (index = attribution rank; module docstring). Each pass runs
         on ranges of documents, on threads."""
         tokens, doc_offsets = read_only(tokens), read_only(doc_offsets)  # one type: a corpus's
-        slots, slot_hash, window_pos, window_owner = self._windows
+        slots, slot_hash, window_pos, window_owner, window_filter = self._windows
         n_docs = len(doc_offsets) - 1
         threads = mining_threads(len(tokens))
         covered = np.zeros(len(tokens), dtype=np.uint8)
         in_parts(lambda lo, hi: kernels.mark_windows(
             tokens, doc_offsets[lo:hi + 1], self.min_length, slots, slot_hash, window_pos,
-            self.phrase_tokens, covered), n_docs, threads)
+            window_filter, self.phrase_tokens, covered), n_docs, threads)
         # phrases start where their first window does, if none is shorter than a window
         occ = self.occurrences(tokens, doc_offsets,
                                covered if self.k >= self.min_length else _NO_MARKS)

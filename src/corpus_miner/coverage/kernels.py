@@ -77,9 +77,11 @@ def _insert(slots, slot_hash, key_pos, key_tokens, h, start, k, new_key):
 def build_window_table(phrase_tokens, phrase_offsets, k, phrase_rank):
     """Hash table of the distinct k-windows of all phrases.
 
-    Returns (slots, slot_hash, window_pos, window_owner): window w is
+    Returns (slots, slot_hash, window_pos, window_owner, window_filter): window w is
     phrase_tokens[window_pos[w]:window_pos[w]+k]; window_owner[w] is the smallest rank of the
-    phrases containing it.
+    phrases containing it; window_filter is a bit per 1/32 window (_may_hold): most corpus
+    positions, whose window is none of these, are told so by one bit that stays in cache
+    instead of a probe of the table (mark_windows at 113M web tokens: 2.0 -> 1.3 CPU s).
     """
     n_phrases = len(phrase_offsets) - 1
     n_windows = np.int64(0)  # not the literal 0: one signature for the kernels it is passed to
@@ -107,7 +109,33 @@ def build_window_table(phrase_tokens, phrase_offsets, k, phrase_rank):
                 n_unique += 1
             elif phrase_rank[i] < window_owner[w]:
                 window_owner[w] = phrase_rank[i]
-    return slots, slot_hash, window_pos[:n_unique].copy(), window_owner[:n_unique].copy()
+    window_filter = np.zeros(max(1, _table_capacity(16 * n_unique) // 64), dtype=np.uint64)
+    shift = _filter_shift(window_filter)
+    for i in range(len(slots)):
+        if slots[i] != _EMPTY:
+            x = splitmix64(slot_hash[i]) >> shift
+            window_filter[x >> np.uint64(6)] |= np.uint64(1) << (x & np.uint64(63))
+    return (slots, slot_hash, window_pos[:n_unique].copy(), window_owner[:n_unique].copy(),
+            window_filter)
+
+
+@njit(cache=True)
+def _filter_shift(window_filter):
+    """The filter's bit of hash h is the top bits of splitmix64(h) (the table's slot takes the
+    low bits): 64 - log2(bits in the filter)."""
+    bits = np.uint64(64)
+    n = len(window_filter)
+    while n > 1:
+        n >>= 1
+        bits -= np.uint64(1)
+    return bits - np.uint64(6)
+
+
+@njit(cache=True, inline="always")
+def _may_hold(window_filter, shift, h):
+    """False when no stored window has hash h (True: look it up)."""
+    x = splitmix64(h) >> shift
+    return (window_filter[x >> np.uint64(6)] >> (x & np.uint64(63))) & np.uint64(1) != 0
 
 
 # mark_windows sets, in the covered mask, WINDOW_START where a stored window starts (besides 1:
@@ -116,13 +144,15 @@ WINDOW_START = np.uint8(2)
 
 
 @njit(cache=True, nogil=True)
-def mark_windows(tokens, doc_offsets, k, slots, slot_hash, window_pos, phrase_tokens, covered):
+def mark_windows(tokens, doc_offsets, k, slots, slot_hash, window_pos, window_filter,
+                 phrase_tokens, covered):
     """Mark in covered (uint8 per corpus token, zero in these documents) every token inside an
     occurrence of a stored window with 1, and each window's start also with WINDOW_START.
     doc_offsets may be a slice of the corpus's: ranges of documents can be marked on threads."""
     if len(window_pos) == 0:
         return
     top = window_top(k)
+    shift = _filter_shift(window_filter)
     for d in range(len(doc_offsets) - 1):
         a = doc_offsets[d]
         b = doc_offsets[d + 1]
@@ -135,7 +165,8 @@ def mark_windows(tokens, doc_offsets, k, slots, slot_hash, window_pos, phrase_to
                 h = window_hash(tokens, a, k)
             else:
                 h = window_roll(h, tokens[p - 1], tokens[p + k - 1], top)
-            if _lookup(slots, slot_hash, window_pos, phrase_tokens, h, tokens, p, k) >= 0:
+            if _may_hold(window_filter, shift, h) and _lookup(
+                    slots, slot_hash, window_pos, phrase_tokens, h, tokens, p, k) >= 0:
                 covered[p] |= WINDOW_START
                 for q in range(max(p, reach), p + k):
                     covered[q] |= 1
@@ -152,7 +183,6 @@ def attribute_windows(tokens, doc_offsets, k, slots, slot_hash, window_pos, wind
     tokens_by_owner = np.zeros(n_owners, dtype=np.int64)
     if len(window_pos) == 0:
         return tokens_by_owner
-    top = window_top(k)
     # monotone deque of (window start, owner) with increasing owners: ring buffer of k + 1 slots
     dq_start = np.empty(k + 1, dtype=np.int64)
     dq_owner = np.empty(k + 1, dtype=np.int64)
@@ -164,23 +194,18 @@ def attribute_windows(tokens, doc_offsets, k, slots, slot_hash, window_pos, wind
             continue
         head = 0
         size = 0
-        h = np.uint64(0)
         for p in range(a, b):
-            if p + k <= b:
-                if p == a:
-                    h = window_hash(tokens, a, k)
-                else:
-                    h = window_roll(h, tokens[p - 1], tokens[p + k - 1], top)
-                if covered[p] & WINDOW_START:
-                    covered[p] = 1
-                    w = _lookup(slots, slot_hash, window_pos, phrase_tokens, h, tokens, p, k)
-                    owner = window_owner[w]
-                    while size > 0 and dq_owner[(head + size - 1) % cap] >= owner:
-                        size -= 1
-                    tail = (head + size) % cap
-                    dq_start[tail] = p
-                    dq_owner[tail] = owner
-                    size += 1
+            if covered[p] & WINDOW_START:  # a stored window starts here: hash it again
+                covered[p] = 1
+                h = window_hash(tokens, p, k)
+                w = _lookup(slots, slot_hash, window_pos, phrase_tokens, h, tokens, p, k)
+                owner = window_owner[w]
+                while size > 0 and dq_owner[(head + size - 1) % cap] >= owner:
+                    size -= 1
+                tail = (head + size) % cap
+                dq_start[tail] = p
+                dq_owner[tail] = owner
+                size += 1
             while size > 0 and dq_start[head] <= p - k:
                 head = (head + 1) % cap
                 size -= 1
@@ -191,13 +216,14 @@ def attribute_windows(tokens, doc_offsets, k, slots, slot_hash, window_pos, wind
 
 @njit(cache=True)
 def cover_by_windows(tokens, doc_offsets, k, slots, slot_hash, window_pos, window_owner,
-                     phrase_tokens, n_owners, attributed):
+                     window_filter, phrase_tokens, n_owners, attributed):
     """mark_windows, then attribute_windows, over all documents at once.
 
     Returns (covered uint8[n_tokens], tokens_by_owner int64[n_owners]).
     """
     covered = np.zeros(len(tokens), dtype=np.uint8)
-    mark_windows(tokens, doc_offsets, k, slots, slot_hash, window_pos, phrase_tokens, covered)
+    mark_windows(tokens, doc_offsets, k, slots, slot_hash, window_pos, window_filter,
+                 phrase_tokens, covered)
     tokens_by_owner = attribute_windows(tokens, doc_offsets, k, slots, slot_hash, window_pos,
                                         window_owner, phrase_tokens, n_owners, attributed,
                                         covered)
@@ -240,12 +266,14 @@ def _scan_prefixes(tokens, doc_offsets, k, slots, slot_hash, prefix_pos, group_o
         b = doc_offsets[d + 1]
         h = np.uint64(0)
         for p in range(a, b - k + 1):
-            if p == a:
+            if only_window_starts:  # few positions: hash each one, roll none
+                if not window_starts[p] & WINDOW_START:
+                    continue
+                h = window_hash(tokens, p, k)
+            elif p == a:
                 h = window_hash(tokens, a, k)
             else:
                 h = window_roll(h, tokens[p - 1], tokens[p + k - 1], top)
-            if only_window_starts and not window_starts[p] & WINDOW_START:
-                continue
             g = _lookup(slots, slot_hash, prefix_pos, phrase_tokens, h, tokens, p, k)
             if g < 0:
                 continue
