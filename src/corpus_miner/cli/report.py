@@ -157,7 +157,8 @@ def run_report(args) -> int:
                             title=args.title, inputs=args.inputs)
     if again:
         report.collect(read_documents(args.inputs, text_field=args.text_field,
-                                      id_field=args.id_field, skip_bad=args.skip_bad),
+                                      id_field=args.id_field, skip_bad=args.skip_bad,
+                                      prefetch=2),
                        corpus.doc_ids)
     else:
         print("note: no example contexts (stdin, a pipe or a saved corpus cannot be read "

@@ -125,18 +125,21 @@ class CoverageReport:
         """One pass over DocumentBatches of the original inputs (same order as the corpus)."""
         cov = self.coverage
         wanted = self._wanted_examples()
-        snippet_docs = set(int(d) for d in self.template_docs[:self.top])
+        # the documents whose text is needed, in corpus order
+        needed = np.union1d(np.fromiter(wanted, dtype=np.int64, count=len(wanted)),
+                            self.template_docs[:self.top]).astype(np.int64)
         group_of_doc: list[str] = []
         fields: dict[str, None] = {}  # of all records read, for the message below
         for first, batch in aligned_batches(batches, doc_ids, cov.n_docs):
-            ids = batch.ids.to_pylist() if hasattr(batch.ids, "to_pylist") else list(batch.ids)
             if self.group_by is not None:
                 group_of_doc += _group_values(batch.records, *self.group_by)
                 fields.update(dict.fromkeys(batch.records.schema.names))
-            needed = [d for d in range(first, first + len(ids)) if d in wanted or d in snippet_docs]
-            for d in needed:
-                self.add_document(d, str(ids[d - first]), batch.texts[d - first].as_py() or "",
-                                  wanted.get(d, ()), batch.source)
+            lo, hi = np.searchsorted(needed, [first, first + len(batch)])
+            for d in needed[lo:hi].tolist():
+                doc_id = batch.ids[d - first]
+                self.add_document(d, str(doc_id.as_py() if hasattr(doc_id, "as_py") else doc_id),
+                                  batch.texts[d - first].as_py() or "", wanted.get(d, ()),
+                                  batch.source)
         if self.group_by is not None:
             if fields and self.group_by[0] not in fields:
                 raise InputError(f"--group-by field {self.group_by[0]!r} is in no record "
