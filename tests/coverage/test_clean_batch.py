@@ -146,3 +146,37 @@ def test_every_id_is_checked_against_the_corpus(as_list):
                          (["a", "bb", "ccc", "d", "dé"], 3)):  # the same bytes, cut elsewhere
         with pytest.raises(InputError, match=f"document {doc} has id"):
             list(aligned_batches(batches(changed), doc_ids, 5))
+
+
+_PLAIN_SCRIPT = """
+import json, sys
+import numpy as np
+import pyarrow as pa
+from corpus_miner.coverage import cut_kernels
+from corpus_miner.coverage.clean import Cleaner
+a = json.loads(sys.argv[1])
+out = {"numba": type(cut_kernels.cut_rows).__name__}
+for mode in ("remove", "mask", "annotate"):
+    cleaner = Cleaner(mode=mode).fit_mask(np.array(a["mask"], dtype=np.uint8),
+                                          np.array(a["offsets"], dtype=np.int64))
+    out[mode] = [cleaner.document(d, text)[:2] for d, text in enumerate(a["texts"])]
+print(json.dumps(out, ensure_ascii=False))
+"""
+
+
+def test_cleaning_without_jit_matches_compiled():
+    """NUMBA_DISABLE_JIT=1 runs the cut kernels as plain Python: same texts and spans."""
+    import json
+
+    from tests.helpers import run_python
+
+    texts = ["Hello, WORLD. 中文。广告。后文\r\n\r\nİstanbul e\u0301te", "", "a b\u0301 c", "x"]
+    counts = [len(tokenize(t)) for t in texts]
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    mask = (np.arange(offsets[-1]) % 3 != 1).astype(np.uint8)
+    payload = {"texts": texts, "offsets": offsets.tolist(), "mask": mask.tolist()}
+    plain = json.loads(run_python(_PLAIN_SCRIPT, json.dumps(payload), jit=False))
+    assert plain.pop("numba") == "function"  # really ran without the JIT
+    for mode in MODES:
+        cleaner = Cleaner(mode=mode).fit_mask(mask, offsets)
+        assert plain[mode] == [list(cleaner.document(d, t)[:2]) for d, t in enumerate(texts)]
