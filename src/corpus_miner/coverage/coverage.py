@@ -111,15 +111,17 @@ class PhraseTables:
         on ranges of documents, on threads."""
         tokens, doc_offsets = read_only(tokens), read_only(doc_offsets)  # one type: a corpus's
         slots, slot_hash, window_pos, window_owner, window_filter = self._windows
+        window = self.min_length  # set, with the window table, by __init__
+        assert window is not None
         n_docs = len(doc_offsets) - 1
         threads = mining_threads(len(tokens))
         covered = np.zeros(len(tokens), dtype=np.uint8)
         in_parts(lambda lo, hi: kernels.mark_windows(
-            tokens, doc_offsets[lo:hi + 1], self.min_length, slots, slot_hash, window_pos,
+            tokens, doc_offsets[lo:hi + 1], window, slots, slot_hash, window_pos,
             window_filter, self.phrase_tokens, covered), n_docs, threads)
         # phrases start where their first window does, if none is shorter than a window
         occ = self.occurrences(tokens, doc_offsets,
-                               covered if self.k >= self.min_length else _NO_MARKS)
+                               covered if self.k >= window else _NO_MARKS)
         lengths = self.table.lengths
         in_full, by_full = kernels.cover_by_occurrences(
             len(tokens), occ.start, lengths[occ.phrase].astype(np.int64), occ.phrase,
@@ -128,7 +130,7 @@ class PhraseTables:
 
         def attribute(lo: int, hi: int) -> None:  # documents [lo, hi), on one thread
             by_window[lo] = kernels.attribute_windows(
-                tokens, doc_offsets[lo:hi + 1], self.min_length, slots, slot_hash, window_pos,
+                tokens, doc_offsets[lo:hi + 1], window, slots, slot_hash, window_pos,
                 window_owner, self.phrase_tokens, len(self.table), in_full, covered)
 
         in_parts(attribute, n_docs, threads)
