@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 import regex
 
+from corpus_miner._numba.readonly import read_only
 from corpus_miner.coverage import cut_kernels
 from corpus_miner.coverage import kernels as kernels
 from corpus_miner.coverage.coverage import (
@@ -314,8 +315,8 @@ class Cleaner(Estimator):
         offsets, data = arrow_string_buffers(texts)
         max_tokens = int(np.diff(token_offsets)[todo].max(initial=0))
         max_runs = int(handled[todo].sum())
-        return (data, offsets, todo.view(np.uint8), token_offsets, self.mask_, max_runs,
-                max_tokens, code_point_tables()[0])
+        return (read_only(data), offsets, todo.view(np.uint8), read_only(token_offsets),
+                read_only(self.mask_), max_runs, max_tokens, code_point_tables()[0])
 
     def _spans(self, texts, doc: int, is_text: np.ndarray):
         """junk_spans of documents doc, doc + 1, ... (a list array, null where is_text is
@@ -337,7 +338,7 @@ class Cleaner(Estimator):
 
         data, offsets, todo, token_offsets, mask, max_runs, max_tokens, cp_info = \
             self._batch_arguments(texts, doc, is_text)
-        mask_bytes = np.frombuffer(self.params_.mask_text.encode("utf-8"), dtype=np.uint8)
+        mask_bytes = read_only(np.frombuffer(self.params_.mask_text.encode("utf-8"), np.uint8))
         mode = cut_kernels.REMOVE if self.params_.mode == "remove" else cut_kernels.MASK
         # each run's cut adds at most its joiner ("\r\n\r\n") or the mask text
         out_size = int(offsets[-1] - offsets[0]) + max_runs * max(4, len(mask_bytes))

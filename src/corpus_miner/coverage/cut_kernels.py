@@ -173,8 +173,11 @@ def _needs_separator(data, left_lo, left_hi, right_lo, right_hi, cp_info):
 
 @njit(cache=True)
 def _copy(data, lo, hi, out, w):
-    out[w:w + hi - lo] = data[lo:hi]
-    return w + hi - lo
+    """data[lo:hi] to out[w:]; returns the new end w (element by element: _numba/arrays.py)."""
+    for i in range(lo, hi):
+        out[w] = data[i]
+        w += 1
+    return w
 
 
 @njit(cache=True)
@@ -218,8 +221,8 @@ def _remove(data, lo, hi, mask, token_lo, n_tokens, byte_start, byte_end, out, w
             cut_table):
     """Write data[lo:hi] without its runs of masked tokens (clean.remove_runs); returns w."""
     have = False  # a kept piece with text is pending: [last_lo, last_hi)
-    last_lo = 0
-    last_hi = 0
+    last_lo = lo  # not the literal 0: one signature for the kernels it is passed to
+    last_hi = lo
     cursor = lo
     a = 0
     index = 0
@@ -296,7 +299,7 @@ def _mask(data, lo, hi, mask, token_lo, n_tokens, byte_start, byte_end, mask_byt
         while b < n_tokens and mask[token_lo + b]:
             b += 1
         w = _copy(data, cursor, byte_start[a], out, w)
-        w = _copy(mask_bytes, 0, len(mask_bytes), out, w)
+        w = _copy(mask_bytes, np.int64(0), np.int64(len(mask_bytes)), out, w)
         cursor = byte_end[b - 1]
         a = b
     return _copy(data, cursor, hi, out, w)
