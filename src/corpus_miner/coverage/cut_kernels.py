@@ -216,6 +216,18 @@ def _join(data, left_lo, left_hi, left_space_hi, right_lo, right_space_lo, right
     return w
 
 
+@njit(cache=True, inline="always")
+def _next_run(mask, token_lo, n_tokens, a):
+    """(first, end) of the first run of masked tokens at or after token a of the document whose
+    tokens start at mask[token_lo]; first == n_tokens when there is none."""
+    while a < n_tokens and not mask[token_lo + a]:
+        a += 1
+    b = a
+    while b < n_tokens and mask[token_lo + b]:
+        b += 1
+    return a, b
+
+
 @njit(cache=True)
 def _remove(data, lo, hi, mask, token_lo, n_tokens, byte_start, byte_end, out, w, cp_info,
             cut_table):
@@ -224,17 +236,12 @@ def _remove(data, lo, hi, mask, token_lo, n_tokens, byte_start, byte_end, out, w
     last_lo = lo  # not the literal 0: one signature for the kernels it is passed to
     last_hi = lo
     cursor = lo
-    a = 0
+    a = np.int64(0)
     index = 0
     while True:
-        # the next run [a, b) of masked tokens, or the end of the text
-        while a < n_tokens and not mask[token_lo + a]:
-            a += 1
+        a, b = _next_run(mask, token_lo, n_tokens, a)  # or the end of the text
         final = a == n_tokens
         if not final:
-            b = a
-            while b < n_tokens and mask[token_lo + b]:
-                b += 1
             s = byte_start[a]
             e = byte_end[b - 1]
             before = byte_end[a - 1] if a > 0 else lo
@@ -290,18 +297,12 @@ def _remove(data, lo, hi, mask, token_lo, n_tokens, byte_start, byte_end, out, w
 def _mask(data, lo, hi, mask, token_lo, n_tokens, byte_start, byte_end, mask_bytes, out, w):
     """Write data[lo:hi] with each run of masked tokens replaced by mask_bytes (clean.mask_runs)."""
     cursor = lo
-    a = 0
+    a, b = _next_run(mask, token_lo, n_tokens, np.int64(0))
     while a < n_tokens:
-        if not mask[token_lo + a]:
-            a += 1
-            continue
-        b = a
-        while b < n_tokens and mask[token_lo + b]:
-            b += 1
         w = _copy(data, cursor, byte_start[a], out, w)
         w = _copy(mask_bytes, np.int64(0), np.int64(len(mask_bytes)), out, w)
         cursor = byte_end[b - 1]
-        a = b
+        a, b = _next_run(mask, token_lo, n_tokens, b)
     return _copy(data, cursor, hi, out, w)
 
 
@@ -370,17 +371,11 @@ def run_spans(data, offsets, todo, token_offsets, mask, max_spans, max_tokens, c
                                  byte_end, char_start, char_end)
         if found != n_tokens:
             return span_offsets, spans[:m], r
-        a = 0
+        a, b = _next_run(mask, token_lo, n_tokens, np.int64(0))
         while a < n_tokens:
-            if not mask[token_lo + a]:
-                a += 1
-                continue
-            b = a
-            while b < n_tokens and mask[token_lo + b]:
-                b += 1
             spans[m, 0] = char_start[a]
             spans[m, 1] = char_end[b - 1]
             m += 1
-            a = b
+            a, b = _next_run(mask, token_lo, n_tokens, b)
     span_offsets[n_rows] = m
     return span_offsets, spans[:m], NO_ERROR
