@@ -79,9 +79,10 @@ def build_window_table(phrase_tokens, phrase_offsets, k, phrase_rank):
 
     Returns (slots, slot_hash, window_pos, window_owner, window_filter): window w is
     phrase_tokens[window_pos[w]:window_pos[w]+k]; window_owner[w] is the smallest rank of the
-    phrases containing it; window_filter is a bit per 1/32 window (_may_hold): most corpus
-    positions, whose window is none of these, are told so by one bit that stays in cache
-    instead of a probe of the table (mark_windows at 113M web tokens: 2.0 -> 1.3 CPU s).
+    phrases containing it; window_filter holds 32 to 64 bits per window, one set for each
+    (_may_hold): most corpus positions, whose window is none of these, are told so by one bit
+    that stays in cache instead of a probe of the table (mark_windows at 113M web tokens: 2.0
+    -> 1.3 CPU s).
     """
     n_phrases = len(phrase_offsets) - 1
     n_windows = np.int64(0)  # not the literal 0: one signature for the kernels it is passed to
