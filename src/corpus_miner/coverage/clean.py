@@ -273,7 +273,9 @@ class Cleaner(Estimator):
             self.not_text_[doc:doc + n] = ~is_text
             if self.params_.mode == "annotate":
                 spans = self._spans(batch.texts, doc, is_text)
-                shares = pa.array(self.doc_share_[doc:doc + n], pa.float64(), mask=~is_text)
+                share = pa.py_buffer(self.doc_share_[doc:doc + n])  # null where not is_text
+                shares = pa.Array.from_buffers(pa.float64(), n, [_validity(is_text), share],
+                                               int(n - is_text.sum()))
                 for name, column in (("junk_spans", spans), ("junk_share", shares)):
                     if name in records.schema.names:  # annotating an annotated corpus: replace
                         records = records.remove_column(records.schema.get_field_index(name))
@@ -283,8 +285,8 @@ class Cleaner(Estimator):
                 i = records.schema.get_field_index(text_field)
                 field = records.schema.field(i)
                 if is_json_text(field):  # text of mixed types: only the strings change
-                    column = pa.array(_json_texts_replaced(records.column(i).to_pylist(),
-                                                           cleaned.to_pylist()), pa.string())
+                    column = string_array(_json_texts_replaced(records.column(i).to_pylist(),
+                                                               cleaned.to_pylist()))
                 else:  # a string column: nulls stay null
                     column = cleaned if cleaned.type == field.type else cleaned.cast(field.type)
                 records = records.set_column(i, field, column)
@@ -294,10 +296,8 @@ class Cleaner(Estimator):
     def document(self, doc: int, text: str) -> tuple[str, list[list[int]], float]:
         """(cleaned text, junk spans, handled share) of document `doc` whose original is `text`
         (a batch of one document)."""
-        import pyarrow as pa
-
         self.check_is_fitted()
-        texts, one = pa.array([text], pa.string()), np.ones(1, dtype=bool)
+        texts, one = string_array([text]), np.ones(1, dtype=bool)
         spans = self._spans(texts, doc, one)[0].as_py()
         if self.params_.mode != "annotate":
             text = self._cleaned(texts, doc, one)[0].as_py()
@@ -329,7 +329,7 @@ class Cleaner(Estimator):
         runs = pa.ListArray.from_arrays(np.arange(0, 2 * len(spans) + 1, 2, dtype=np.int32),
                                         spans.ravel())
         return pa.ListArray.from_arrays(span_offsets.astype(np.int32), runs,
-                                        mask=None if is_text.all() else pa.array(~is_text))
+                                        mask=None if is_text.all() else bool_array(~is_text))
 
     def _cleaned(self, texts, doc: int, is_text: np.ndarray):
         """Texts of documents doc, doc + 1, ... with their handled runs removed or masked (a
@@ -347,10 +347,8 @@ class Cleaner(Estimator):
             cp_info, cut_kernels.cut_char_table())
         self._check_tokens(failed, texts, doc)
         n = len(is_text)
-        validity = None if is_text.all() else pa.py_buffer(np.packbits(is_text,
-                                                                       bitorder="little"))
         return pa.LargeStringArray.from_buffers(n, pa.py_buffer(text_offsets), pa.py_buffer(text),
-                                                validity, int(n - is_text.sum()))
+                                                _validity(is_text), int(n - is_text.sum()))
 
     def _check_tokens(self, failed: int, texts, doc: int) -> None:
         if failed == cut_kernels.NO_ERROR:
@@ -398,6 +396,13 @@ class Cleaner(Estimator):
             "tokens_handled": int(handled.sum()),
             "tokens_protected": int(self.tokens_covered_ - self.mask_.sum()),
         }
+
+
+def _validity(valid: np.ndarray):
+    """An Arrow validity bitmap of a bool array (None when all are valid)."""
+    import pyarrow as pa
+
+    return None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
 
 
 def _string_rows(records, text_field: str) -> np.ndarray:
