@@ -22,6 +22,7 @@ import functools
 import os
 import sys
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -107,24 +108,33 @@ def _cache_dir() -> Path:
 @functools.lru_cache(maxsize=1)
 def code_point_tables() -> tuple[np.ndarray, np.ndarray]:
     """(info uint8[0x110000] of the LOWER_*, SELF_* and SPECIAL flags, lower int32[0x110000])."""
+    info, lower = cached_tables(f"codepoints-v{_TABLE_FORMAT}",
+                                (("info", np.uint8), ("lower", np.int32)), _build)
+    return info, lower
+
+
+def cached_tables(kind: str, specs: tuple[tuple[str, type], ...],
+                  build: Callable[[], tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
+    """Per-code-point tables (one per (name, dtype) of specs, N_CODE_POINTS entries each) that
+    `build` computes from the Unicode data of Python and `regex`: built once per version of
+    those and cached as .npy files, then memory-mapped."""
     import regex
 
     version = (f"u{unicodedata.unidata_version}-py{sys.version_info[0]}.{sys.version_info[1]}"
                f"-regex{regex.__version__}")
-    paths = [_cache_dir() / f"codepoints-v{_TABLE_FORMAT}-{version}-{name}.npy"
-             for name in ("info", "lower")]
+    paths = [_cache_dir() / f"{kind}-{version}-{name}.npy" for name, _ in specs]
     try:
         # Memory-mapped copy-on-write (writable: the same numba type as a built table): a
         # command reads only the pages of the code points its text has, not all 5.5 MB.
-        info, lower = (np.asarray(np.load(path, mmap_mode="c")) for path in paths)
-        if info.shape == (N_CODE_POINTS,) and lower.shape == (N_CODE_POINTS,) \
-                and info.dtype == np.uint8 and lower.dtype == np.int32:
-            return info, lower
+        tables = tuple(np.asarray(np.load(path, mmap_mode="c")) for path in paths)
+        if all(t.shape == (N_CODE_POINTS,) and t.dtype == dtype
+               for t, (_, dtype) in zip(tables, specs)):
+            return tables
     except (OSError, ValueError):
         pass
-    info, lower = _build()
+    tables = build()
     try:  # best effort: a read-only home only costs the rebuild next time
-        for path, table in zip(paths, (info, lower)):
+        for path, table in zip(paths, tables):
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
             with open(tmp, "wb") as fh:
@@ -132,4 +142,4 @@ def code_point_tables() -> tuple[np.ndarray, np.ndarray]:
             os.replace(tmp, path)
     except OSError:
         pass
-    return info, lower
+    return tables
