@@ -56,7 +56,7 @@ from corpus_miner.coverage.coverage import (
 from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.estimator import Estimator
 from corpus_miner.io.jsonl import is_json_text
-from corpus_miner.io.strings import bool_array, string_array
+from corpus_miner.io.strings import bool_array, string_array, validity_bitmap
 
 MODES = ("remove", "mask", "annotate")
 _AHEAD = 2  # batches read or cleaned ahead of their consumer
@@ -274,7 +274,7 @@ class Cleaner(Estimator):
             if self.params_.mode == "annotate":
                 spans = self._spans(batch.texts, doc, is_text)
                 share = pa.py_buffer(self.doc_share_[doc:doc + n])  # null where not is_text
-                shares = pa.Array.from_buffers(pa.float64(), n, [_validity(is_text), share],
+                shares = pa.Array.from_buffers(pa.float64(), n, [validity_bitmap(is_text), share],
                                                int(n - is_text.sum()))
                 for name, column in (("junk_spans", spans), ("junk_share", shares)):
                     if name in records.schema.names:  # annotating an annotated corpus: replace
@@ -348,7 +348,7 @@ class Cleaner(Estimator):
         self._check_tokens(failed, texts, doc)
         n = len(is_text)
         return pa.LargeStringArray.from_buffers(n, pa.py_buffer(text_offsets), pa.py_buffer(text),
-                                                _validity(is_text), int(n - is_text.sum()))
+                                                validity_bitmap(is_text), int(n - is_text.sum()))
 
     def _check_tokens(self, failed: int, texts, doc: int) -> None:
         if failed == cut_kernels.NO_ERROR:
@@ -396,13 +396,6 @@ class Cleaner(Estimator):
             "tokens_handled": int(handled.sum()),
             "tokens_protected": int(self.tokens_covered_ - self.mask_.sum()),
         }
-
-
-def _validity(valid: np.ndarray):
-    """An Arrow validity bitmap of a bool array (None when all are valid)."""
-    import pyarrow as pa
-
-    return None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
 
 
 def _string_rows(records, text_field: str) -> np.ndarray:

@@ -143,11 +143,15 @@ def string_array(values: Sequence[str | None]) -> pa.Array:
     np.cumsum([len(e) for e in encoded], out=offsets[1:])
     if offsets[-1] >= 2**31:  # beyond 32-bit offsets: Arrow's own conversion (chunks)
         return pa.array(values, pa.string())
-    nulls = np.fromiter((v is None for v in values), dtype=bool, count=n)
-    null_count = int(nulls.sum())
-    validity = (pa.py_buffer(np.packbits(~nulls, bitorder="little")) if null_count else None)
+    valid = np.fromiter((v is not None for v in values), dtype=bool, count=n)
     return pa.StringArray.from_buffers(n, pa.py_buffer(offsets.astype(np.int32)),
-                                       pa.py_buffer(b"".join(encoded)), validity, null_count)
+                                       pa.py_buffer(b"".join(encoded)), validity_bitmap(valid),
+                                       int(n - valid.sum()))
+
+
+def validity_bitmap(valid: np.ndarray) -> pa.Buffer | None:
+    """The Arrow validity bitmap of a bool array (None when every value is valid)."""
+    return None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
 
 
 def bool_array(values: np.ndarray) -> pa.BooleanArray:
