@@ -25,7 +25,8 @@ byte for byte. Columns of benchmarks/results/bench_spark_bloomspan.csv:
   just before the run and its mean while it ran: the run's own processes included, so on this
   2-core machine anything above ~2 is other users' work), peak_rss_mb (process tree),
   driver_rss_mb, jvm_rss_mb, workers_rss_mb, shuffle_bytes, shuffle_bytes_per_token, rounds,
-  phrases, identical, stage_seconds (JSON: seconds per stage of the fit), stats (JSON)
+  phrases, identical, stage_seconds (JSON: seconds per stage of the fit), stats (JSON),
+  java_options (--java-options)
 
 Also writes bench_spark_bloomspan.png (time and memory per run).
 """
@@ -53,12 +54,13 @@ RESULTS = HERE / "results"
 COLUMNS = ["dataset", "tokens", "documents", "sigma", "min_length", "engine", "seconds",
            "fit_seconds", "task_seconds", "cpu_seconds", "load_before", "load_during",
            "peak_rss_mb", "driver_rss_mb", "jvm_rss_mb", "workers_rss_mb", "shuffle_bytes",
-           "shuffle_bytes_per_token", "rounds", "phrases", "identical", "stage_seconds", "stats"]
+           "shuffle_bytes_per_token", "rounds", "phrases", "identical", "stage_seconds", "stats",
+           "java_options"]
 
 
 # -- the Spark run, in its own process ----------------------------------------------------------
 def spark_worker(inputs: list[str], sigma: int, min_length: int, master: str,
-                 driver_memory: str, out: str, report: str) -> None:
+                 driver_memory: str, out: str, report: str, java_options: str) -> None:
     import urllib.request
 
     from corpus_miner.phrases.result import write_phrases
@@ -67,6 +69,8 @@ def spark_worker(inputs: list[str], sigma: int, min_length: int, master: str,
     started = time.perf_counter()
     spark = local_session(master, app_name="bench-spark-bloomspan",
                           spark__driver__memory=driver_memory,
+                          **({"spark__driver__extraJavaOptions": java_options}
+                             if java_options else {}),
                           spark__ui__enabled="true", spark__ui__port="4048",
                           spark__sql__shuffle__partitions="8",
                           spark__sql__adaptive__enabled="false")
@@ -172,13 +176,14 @@ def measure(dataset: str, inputs: list[str], sigma: int, min_length: int, args,
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
     spark_cmd = [sys.executable, __file__, "--spark-worker", json.dumps(
         [inputs, sigma, min_length, args.master, args.driver_memory, str(spark_out),
-         str(spark_report)])]
+         str(spark_report), args.java_options])]
     spark_seconds, spark_peaks = run_sampled(spark_cmd, env)
     report = json.loads(spark_report.read_text())
     identical = local_out.read_bytes() == spark_out.read_bytes()
     tokens, documents = stats["tokens"], stats["documents"]
     spark_stats = report["stats"]
-    base = {"dataset": dataset, "tokens": tokens, "documents": documents, "sigma": sigma,
+    base = {"dataset": f"{dataset} {args.label}".strip(), "java_options": args.java_options,
+            "tokens": tokens, "documents": documents, "sigma": sigma,
             "min_length": min_length, "identical": identical, "phrases": stats["phrases"]}
     def machine(peaks: dict) -> dict:
         return {"cpu_seconds": round(peaks["cpu_seconds"], 1),
@@ -246,6 +251,10 @@ def main() -> None:
     parser.add_argument("--settings", default="20:10,3:5")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--driver-memory", default="8g")
+    parser.add_argument("--java-options", default="",
+                        help="more options for Spark's driver JVM (after local_session's own, "
+                        "so they win), e.g. Java's default JIT thresholds to compare")
+    parser.add_argument("--label", default="", help="added to the dataset column")
     parser.add_argument("--out", default=str(RESULTS / "bench_spark_bloomspan.csv"))
     parser.add_argument("--append", action="store_true",
                         help="add the rows to --out (the plot shows all of them)")

@@ -1,6 +1,7 @@
 """The driver JVM's class archive (spark/class_archive.py): published only after a clean dump,
 used when complete, skipped when the class path is not Spark's own jars; and end to end, a second
-local_session maps the archive the first one wrote, with nothing printed on stdout."""
+local_session maps the archive the first one wrote, with nothing printed on stdout, and the
+caller's JVM options come after local_session's own (the last one wins)."""
 
 from __future__ import annotations
 
@@ -113,10 +114,13 @@ SESSION = textwrap.dedent("""
     import os, sys
     os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
     from corpus_miner.spark import local_session
-    spark = local_session("local[1]", spark__ui__enabled="false", spark__driver__memory="512m")
+    spark = local_session("local[1]", spark__ui__enabled="false", spark__driver__memory="512m",
+                          spark__driver__extraJavaOptions="-XX:Tier4InvocationThreshold=7000")
     spark.sparkContext.setLogLevel("ERROR")
     pid = spark.sparkContext._gateway.proc.pid
     args = open(f"/proc/{pid}/cmdline").read().split("\\0")
+    jit = [a for a in args if a.startswith("-XX:Tier4InvocationThreshold")]
+    assert jit == ["-XX:Tier4InvocationThreshold=50000", "-XX:Tier4InvocationThreshold=7000"]
     options = [a for a in args if a.startswith("-XX:") and "Archive" in a]
     print(spark.range(5).count(), *options)
 """)
