@@ -115,13 +115,12 @@ class SparkBloomSpan(Estimator):
                          frequent_grams=grams["frequent_grams"], live_grams=grams["live_grams"],
                          salted_groups=len(grams["salted"][0]))
             lap("grams")
-            rows = passes.reach(encoded, grams["frequent"], grams["live"], grams["salted"])
-            table = passes.table(rows)
+            table, frequent = passes.table(encoded), passes.broadcast(grams["frequent"])
+            rows = passes.routed(table, 0, frequent, grams["live"], None, grams["salted"])
             pieces, index = [], 0
             while True:
                 found, keys, occ, tokens, pools = passes.reduce_round(rows, index)
                 if index == 0:
-                    passes.release(encoded)
                     stats["tokens_in_frequent_gram_chains"] = tokens
                 pieces += found
                 stats[f"round_{index}_deferred"] = len(keys)
@@ -134,8 +133,8 @@ class SparkBloomSpan(Estimator):
                 deferred = keys[order]
                 salts = plan.salts(occ[order], table.rdd.getNumPartitions())
                 index += 1
-                rows = passes.round(table, index, deferred,
-                                    (deferred[salts > 1], salts[salts > 1]))
+                rows = passes.routed(table, index, frequent, None, deferred,
+                                     (deferred[salts > 1], salts[salts > 1]))
             stats["rounds"] = index + 1
         finally:
             passes.close()

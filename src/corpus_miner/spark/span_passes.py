@@ -10,8 +10,8 @@ That DataFrame is persisted; its TABLE rows feed the next pass, its KEYED rows t
             -> (reduce words and bigrams together)   -> vocabulary, frequent-bigram key set
     pass 2  local batches -> compacted global-id batches + gram statistics
             -> (reduce grams)                         -> frequent and live gram key sets
-    pass 3  compacted batches -> reach batches + round 0's routed summaries -> (reduce)
-    round r reach batches -> routed summaries -> (reduce) -> phrases, deferred keys
+    round r compacted batches -> chains of frequent grams (marked again each round, never
+            stored) -> routed summaries -> (reduce) -> phrases, deferred keys
 
 Nothing per token or per occurrence reaches the driver: it collects the frequent vocabulary,
 key sets (exact up to EXACT_KEYS, Bloom filters beyond), deferred keys and phrases.
@@ -274,34 +274,22 @@ class Passes:
                 "tokens": int(small.column("tokens").to_numpy().sum())}
 
     # -- pass 3 and the rounds -------------------------------------------------------------------
-    def reach(self, rows: DataFrame, frequent_gram: tuple, live_gram: tuple,
-              salted: tuple[np.ndarray, np.ndarray]) -> DataFrame:
-        """ROWS: chains of frequent grams and the tokens they cover (stages.mark_reach; TABLE),
-        and round 0's routed summaries (KEYED)."""
-        frequent_shared = self.broadcast(frequent_gram)
-        spec = self._round_spec(0, live_gram, None, salted)
-        plan = self.plan
-
-        def mark(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            contains = cached(frequent_shared, _membership)
-            reached = []
-            for raw in _blobs(batches):
-                batch = stages.mark_reach(stages.batch_from_blob(raw), contains, plan)
-                reached.append(batch)
-                yield _rows(TABLE, [stages.reach_to_blob(batch)])
-            yield from _routed(reached, plan, spec())
-
-        return self.keep(self.table(rows).mapInArrow(mark, ROWS))
-
-    def round(self, table: DataFrame, index: int, deferred: np.ndarray,
-              salted: tuple[np.ndarray, np.ndarray]) -> DataFrame:
-        """ROWS of round `index` >= 1: the routed summaries of the deferred groups (KEYED)."""
-        spec = self._round_spec(index, None, deferred, salted)
+    def routed(self, table: DataFrame, index: int, frequent_gram, live_gram, deferred,
+               salted: tuple[np.ndarray, np.ndarray]) -> DataFrame:
+        """ROWS of round `index`: the routed summaries (KEYED) of each partition's chains of
+        frequent grams (stages.mark_reach over the stored encoded batches of `table`). The
+        chains are marked again in each round: that costs less than storing them (8 to 12 bytes
+        per token to cache and move), and most fits need round 0 only.
+        frequent_gram: a broadcast of the frequent grams' key set; live_gram (round 0) or
+        deferred (later rounds): the groups to route."""
+        spec = self._round_spec(index, live_gram, deferred, salted)
         plan = self.plan
 
         def ship(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            yield from _routed([stages.reach_from_blob(raw) for raw in _blobs(batches)], plan,
-                               spec())
+            contains = cached(frequent_gram, _membership)
+            reached = [stages.mark_reach(stages.batch_from_blob(raw), contains, plan)
+                       for raw in _blobs(batches)]
+            yield from _routed(reached, plan, spec())
 
         return table.mapInArrow(ship, ROWS)
 

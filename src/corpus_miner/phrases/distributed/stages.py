@@ -358,16 +358,6 @@ def mark_reach(batch: TokenBatch, frequent_gram: Contains, plan: Plan) -> ReachB
                               plan.mask)
 
 
-def reach_to_blob(batch: ReachBatch) -> bytes:
-    return pack_arrays({"tokens": batch.tokens, "doc_offsets": batch.doc_offsets,
-                        "reach": batch.reach})
-
-
-def reach_from_blob(raw: bytes) -> ReachBatch:
-    a = unpack_arrays(raw)
-    return ReachBatch(a["tokens"], a["doc_offsets"], a["reach"])
-
-
 @dataclass(frozen=True)
 class Round:
     """What one round's map needs besides the batches: its depths, the live-gram test (round 0)
