@@ -3,15 +3,24 @@ BloomSpan (the distributed decomposition of phrases.distributed, exact).
 
 Imported only when asked for (`from corpus_miner.spark import SparkLSHBloom, SparkBloomSpan` or
 `from spark_lshbloom import ...`); without pyspark/pandas the import raises MissingExtraError
-naming the `spark` extra.
+naming the `spark` extra. The names load on first use: every Python worker imports this package
+to run a task, and a BloomSpan task needs neither pandas nor the LSHBloom engine (~0.5 s of
+imports per worker).
 """
 
 from corpus_miner.spark._require import require_spark
 
 require_spark()
 
-from corpus_miner.spark.bloomspan import SparkBloomSpan  # noqa: E402
-from corpus_miner.spark.lshbloom import SparkLSHBloom  # noqa: E402
-from corpus_miner.spark.session import local_session  # noqa: E402
+_EXPORTS = {"SparkBloomSpan": "corpus_miner.spark.bloomspan",
+            "SparkLSHBloom": "corpus_miner.spark.lshbloom",
+            "local_session": "corpus_miner.spark.session"}
+__all__ = list(_EXPORTS)
 
-__all__ = ["SparkBloomSpan", "SparkLSHBloom", "local_session"]
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        import importlib
+
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -39,7 +39,6 @@ from corpus_miner.phrases.distributed.encode import (
 )
 from corpus_miner.phrases.distributed.stages import Plan, Round
 from corpus_miner.phrases.distributed.windows import pack_arrays, unpack_arrays
-from corpus_miner.spark.filters import build_filters
 
 ROWS = "kind int, bucket int, stage int, tokens long, documents long, blob binary"
 TABLE, KEYED = 0, 1
@@ -358,6 +357,8 @@ class Passes:
         if all(raw is not None for raw in inline):
             keys = [unpack_arrays(raw)["keys"] for raw in inline]
             return ("exact", np.concatenate(keys + [np.zeros(0, np.uint64)])), n_keys
+        from corpus_miner.spark.filters import build_filters  # (imports pandas)
+
         num_bits, num_hashes = bloom_size(max(n_keys, 1), self.filter_fp)
 
         def keys_of(batch: pa.RecordBatch) -> np.ndarray:
