@@ -156,6 +156,13 @@ class Passes:
         return rows.filter(F.col("kind") == KEYED).select("bucket", "stage", "tokens",
                                                           "documents", "blob")
 
+    def by_bucket(self, keyed: DataFrame):
+        """keyed grouped by bucket, reduce bucket b in shuffle partition b: as many reduce tasks
+        as buckets, whatever spark.sql.shuffle.partitions says (its default, 200, made each
+        reduce 200 tasks, most of them empty, and their Python workers' start-up dominated small
+        fits)."""
+        return keyed.repartitionById(self.plan.buckets, "bucket").groupBy("bucket")
+
     # -- pass 1: tokens, words, bigrams ----------------------------------------------------------
     def tokenized(self, df: DataFrame, text_col: str) -> DataFrame:
         """ROWS: local-id batches (TABLE), the partition's word counts and bigram fingerprint
@@ -199,7 +206,7 @@ class Passes:
                              "tokens": [_tokens(group)],
                              "documents": [int(pc.sum(group.column("documents")).as_py() or 0)]})
 
-        reduced = self.keep(self.keyed(rows).groupBy("bucket").applyInArrow(
+        reduced = self.keep(self.by_bucket(self.keyed(rows)).applyInArrow(
             reduce, "keys binary, keys_inline binary, keys_n long, words binary, tokens long, "
             "documents long"))
         small = reduced.drop("keys").toArrow()
@@ -258,7 +265,7 @@ class Passes:
                                                      "salts": salts[salted]})],
                              "tokens": [_tokens(group)]})
 
-        classes = self.keep(self.keyed(rows).groupBy("bucket").applyInArrow(
+        classes = self.keep(self.by_bucket(self.keyed(rows)).applyInArrow(
             reduce, "frequent binary, frequent_inline binary, frequent_n long, live binary, "
             "live_inline binary, live_n long, salted binary, tokens long"))
         small = classes.drop("frequent", "live").toArrow()
@@ -308,15 +315,15 @@ class Passes:
             pool = sum(len(unpack_arrays(raw)["tokens"]) for raw in final + partial)
             return _reduced(phrases, later, forwarded, _tokens(group), pool)
 
-        reduced = self.keep(self.keyed(rows).groupBy("bucket").applyInArrow(reduce, REDUCED))
+        reduced = self.keep(self.by_bucket(self.keyed(rows)).applyInArrow(reduce, REDUCED))
         # one collect: phrases and deferred keys, and whether salted groups were forwarded
         collected = reduced.select("kind", "bucket", "tokens", F.when(
             F.col("kind") != FORWARDED, F.col("blob")).alias("blob")).toArrow()
         kinds = collected.column("kind").to_numpy()
         if (kinds == FORWARDED).any():
-            again = reduced.filter(F.col("kind") == FORWARDED) \
-                .select("bucket", F.lit(stages.FINAL).alias("stage"), "tokens", "blob") \
-                .groupBy("bucket").applyInArrow(reduce, REDUCED).toArrow()
+            again = self.by_bucket(reduced.filter(F.col("kind") == FORWARDED).select(
+                "bucket", F.lit(stages.FINAL).alias("stage"), "tokens", "blob")) \
+                .applyInArrow(reduce, REDUCED).toArrow()
             collected = pa.concat_tables([collected.filter(pa.array(kinds != FORWARDED)), again])
             kinds = collected.column("kind").to_numpy()
         self.release(reduced)
