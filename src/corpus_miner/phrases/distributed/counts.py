@@ -26,6 +26,7 @@ import numpy as np
 from numba import njit
 
 from corpus_miner._numba.hashing import splitmix64
+from corpus_miner._numba.sorted_runs import merge_runs, pair_of_runs
 
 NO_LEFT = np.uint32(0xFFFFFFFF)
 """Left neighbour of an occurrence at a run start (document start, or after a BREAK)."""
@@ -142,18 +143,6 @@ def frequent_pair_positions(global_tokens, local_tokens, word_hash, mask):
     return keys[:m].copy(), where[:m].copy()
 
 
-def sum_by_key(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted distinct keys, summed counts) of concatenated (key, count) lists."""
-    if len(keys) == 0:
-        return keys.astype(np.uint64), counts.astype(np.int64)
-    # a stable sort is a merge sort: the inputs are concatenated sorted runs (flushes, the
-    # blobs of partitions), which it merges in O(n log runs) instead of sorting from scratch
-    order = np.argsort(keys, kind="stable")
-    keys, counts = keys[order], counts[order]
-    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-    return keys[starts], np.add.reduceat(counts, starts).astype(np.int64)
-
-
 # ---------------------------------------------------------------- stage 2: gram statistics
 
 GRAM_FIELDS = ("fp", "df", "occurrences", "min_left", "max_left", "has_no_left")
@@ -244,24 +233,54 @@ def empty_gram_statistics() -> dict[str, np.ndarray]:
                                               for name in GRAM_FIELDS[1:]}}
 
 
+@njit(cache=True)
+def gram_level(keys, columns, bounds, out_keys, out_columns):
+    """One level of sorted_runs.merge_runs for gram statistics, columns[:, i] = (df,
+    occurrences, min_left, max_left, has_no_left) of fingerprint keys[i]: sums, min, max, or."""
+    n_out = len(bounds) // 2
+    merged = np.empty(n_out + 1, dtype=np.int64)
+    w = 0
+    for j in range(n_out):
+        merged[j] = w
+        a, a_end, b_end = pair_of_runs(bounds, j)
+        b = a_end
+        start = w
+        while a < a_end or b < b_end:
+            if a < a_end and (b == b_end or keys[a] <= keys[b]):
+                i = a
+                a += 1
+            else:
+                i = b
+                b += 1
+            if w > start and out_keys[w - 1] == keys[i]:
+                out_columns[0, w - 1] += columns[0, i]
+                out_columns[1, w - 1] += columns[1, i]
+                out_columns[2, w - 1] = min(out_columns[2, w - 1], columns[2, i])
+                out_columns[3, w - 1] = max(out_columns[3, w - 1], columns[3, i])
+                out_columns[4, w - 1] = max(out_columns[4, w - 1], columns[4, i])
+            else:
+                out_keys[w] = keys[i]
+                for c in range(5):
+                    out_columns[c, w] = columns[c, i]
+                w += 1
+    merged[n_out] = w
+    return merged
+
+
 def merge_gram_statistics(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    """Statistics of disjoint sets of documents combined: sums, min, max, or."""
+    """Statistics of disjoint sets of documents combined: sums, min, max, or; each part sorted
+    by fingerprint (its sorted run is merged, not sorted again)."""
     parts = [p for p in parts if len(p["fp"])]
     if not parts:
         return empty_gram_statistics()
     if len(parts) == 1:
         return parts[0]
-    joined = {name: np.concatenate([p[name] for p in parts]) for name in GRAM_FIELDS}
-    order = np.argsort(joined["fp"], kind="stable")  # merges the parts' sorted runs
-    fp = joined["fp"][order]
-    starts = np.flatnonzero(np.concatenate(([True], fp[1:] != fp[:-1])))
-    out = {"fp": fp[starts]}
-    for name in ("df", "occurrences"):  # sums in 64 bits, whatever the parts' widths
-        out[name] = np.add.reduceat(joined[name][order], starts, dtype=np.int64)
-    for name, reduce in (("min_left", np.minimum), ("max_left", np.maximum),
-                         ("has_no_left", np.maximum)):
-        out[name] = reduce.reduceat(joined[name][order], starts)
-    return out
+    fp = np.concatenate([p["fp"] for p in parts])
+    columns = np.empty((len(GRAM_FIELDS) - 1, len(fp)), dtype=np.int64)
+    for c, name in enumerate(GRAM_FIELDS[1:]):  # in 64 bits, whatever the parts' widths
+        np.concatenate([p[name] for p in parts], out=columns[c])
+    fp, columns = merge_runs(gram_level, fp, columns)
+    return {"fp": fp, **{name: columns[c] for c, name in enumerate(GRAM_FIELDS[1:])}}
 
 
 def compact_gram_statistics(stats: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 from numba import njit
 
 from corpus_miner._numba.hashing import splitmix64
+from corpus_miner._numba.sorted_runs import sum_sorted_runs
 from corpus_miner.errors import ParameterError
 from corpus_miner.io.strings import StringList
 from corpus_miner.phrases.distributed import counts, encode, traverse, windows
@@ -172,7 +173,7 @@ class PartitionCounts:
         self._flush_pairs()
         keys = np.concatenate([k for k, _ in self._pairs] + [np.zeros(0, np.uint64)])
         dfs = np.concatenate([d for _, d in self._pairs] + [np.zeros(0, np.int64)])
-        key, df = counts.sum_by_key(keys, dfs)
+        key, df = sum_sorted_runs(keys, dfs)
         return {"key": key, "df": df.astype(np.uint32)}
 
 
@@ -232,7 +233,7 @@ def frequent_keys(blobs: Iterable[bytes], sigma: int) -> np.ndarray:
     parts = [_pair_counts(raw) for raw in blobs]
     if not parts:
         return np.zeros(0, np.uint64)
-    key, df = counts.sum_by_key(np.concatenate([k for k, _ in parts]),
+    key, df = sum_sorted_runs(np.concatenate([k for k, _ in parts]),
                                 np.concatenate([d for _, d in parts]))
     return key[df >= sigma]
 

@@ -1,0 +1,103 @@
+"""The distributed miner's worker-side kernels against obvious references over random inputs:
+merges of sorted runs, gram statistics merges, key sets, word tables, bigram counts."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from corpus_miner._numba.sorted_runs import run_bounds, sum_sorted_runs
+from corpus_miner.phrases.distributed import counts
+
+KEY_POOLS = st.sampled_from([
+    [0, 1, 2, 3],  # many equal keys
+    [0, 5, 2**63, 2**64 - 1],  # extremes of uint64
+    list(range(40)),
+])
+
+
+@st.composite
+def keyed_rows(draw, max_rows=80):
+    """(keys, runs): keys drawn from a small pool, then cut into runs that are sorted or not."""
+    pool = draw(KEY_POOLS)
+    keys = draw(st.lists(st.sampled_from(pool), max_size=max_rows))
+    cuts = sorted(draw(st.lists(st.integers(0, len(keys)), max_size=6)))
+    runs = [keys[a:b] for a, b in zip([0] + cuts, cuts + [len(keys)], strict=True)]
+    if draw(st.booleans()):
+        runs = [sorted(run) for run in runs]
+    return np.array([k for run in runs for k in run], dtype=np.uint64), len(runs)
+
+
+@given(keyed_rows(), st.randoms(use_true_random=False))
+@settings(max_examples=400, deadline=None)
+def test_sum_of_sorted_runs_equals_unique_and_add_at(rows, rnd):
+    keys, _ = rows
+    values = np.array([rnd.randint(-(2**40), 2**40) for _ in keys], dtype=np.int64)
+    before = (keys.copy(), values.copy())
+    got_keys, got_sums = sum_sorted_runs(keys, values)
+    want_keys, inverse = np.unique(keys, return_inverse=True)
+    want_sums = np.zeros(len(want_keys), np.int64)
+    np.add.at(want_sums, inverse, values)
+    assert got_keys.dtype == np.uint64 and got_sums.dtype == np.int64
+    assert got_keys.tolist() == want_keys.tolist()
+    assert got_sums.tolist() == want_sums.tolist()
+    assert keys.tolist() == before[0].tolist() and values.tolist() == before[1].tolist()
+
+
+@given(keyed_rows())
+@settings(max_examples=200, deadline=None)
+def test_run_bounds_cut_at_every_descent(rows):
+    keys, _ = rows
+    bounds = run_bounds(keys).tolist()
+    descents = [i for i in range(1, len(keys)) if keys[i] < keys[i - 1]]
+    assert bounds == ([0] + descents + [len(keys)] if len(keys) else [0])
+
+
+def test_sum_of_sorted_runs_of_nothing_and_of_read_only_inputs():
+    keys, values = sum_sorted_runs(np.zeros(0, np.uint64), np.zeros(0, np.int64))
+    assert keys.tolist() == [] and values.tolist() == []
+    frozen = np.array([3, 1, 3], np.uint64)
+    frozen.flags.writeable = False
+    keys, values = sum_sorted_runs(frozen, np.array([1, 2, 3], np.uint32))
+    assert (keys.tolist(), values.tolist()) == ([1, 3], [2, 4])
+
+
+@st.composite
+def gram_parts(draw):
+    """Gram statistics of a few parts, each sorted by distinct fingerprints, in int64 or in the
+    compact widths of counts.compact_gram_statistics."""
+    pool = draw(KEY_POOLS)
+    parts = []
+    for _ in range(draw(st.integers(0, 6))):
+        fp = sorted(set(draw(st.lists(st.sampled_from(pool), max_size=30))))
+        n = len(fp)
+        df = draw(st.lists(st.integers(1, 2**33), min_size=n, max_size=n))
+        occ = [d + draw(st.integers(0, 5)) for d in df]
+        lo = draw(st.lists(st.integers(0, 0xFFFFFFFF), min_size=n, max_size=n))
+        hi = [max(x, draw(st.integers(0, 0xFFFFFFFF))) for x in lo]
+        none = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
+        part = {"fp": np.array(fp, np.uint64), "df": np.array(df, np.int64),
+                "occurrences": np.array(occ, np.int64), "min_left": np.array(lo, np.int64),
+                "max_left": np.array(hi, np.int64), "has_no_left": np.array(none, np.int64)}
+        parts.append(counts.compact_gram_statistics(part) if draw(st.booleans()) else part)
+    return parts
+
+
+@given(gram_parts())
+@settings(max_examples=300, deadline=None)
+def test_gram_statistics_merge_equals_a_dictionary_of_rows(parts):
+    want: dict[int, list[int]] = {}
+    for part in parts:
+        for i, fp in enumerate(part["fp"].tolist()):
+            row = [int(part[name][i]) for name in counts.GRAM_FIELDS[1:]]
+            if fp in want:
+                old = want[fp]
+                row = [old[0] + row[0], old[1] + row[1], min(old[2], row[2]),
+                       max(old[3], row[3]), max(old[4], row[4])]
+            want[fp] = row
+    merged = counts.merge_gram_statistics(parts)
+    assert list(merged) == list(counts.GRAM_FIELDS)
+    assert merged["fp"].tolist() == sorted(want)
+    for c, name in enumerate(counts.GRAM_FIELDS[1:]):
+        assert merged[name].tolist() == [want[fp][c] for fp in sorted(want)], name
