@@ -90,20 +90,20 @@ def pair_fingerprint(hash_a, hash_b, mask):
 
 
 @njit(cache=True)
-def packed_pair_documents(tokens, doc_offsets, word_hash, doc_base, mask):
-    """(pair_fingerprint << PAIR_DOC_BITS) | (doc_base + d) for every pair of adjacent tokens of
-    document d: equal bigrams of one document become equal integers, so one integer sort brings
-    out each bigram's documents. doc_base + number of documents must stay below 2^24."""
-    n = len(tokens)
-    out = np.empty(max(n - 1, 0), dtype=np.uint64)
-    k = 0
+def packed_pair_documents(tokens, doc_offsets, word_hash, doc_base, mask, out, at):
+    """Write (pair_fingerprint << PAIR_DOC_BITS) | (doc_base + d) for every pair of adjacent
+    tokens of document d into out[at:] (room for len(tokens) - 1 values needed); returns the end
+    of what was written. Equal bigrams of one document become equal integers, so one integer
+    sort brings out each bigram's documents. doc_base + number of documents must stay below
+    2^24."""
+    k = at
     for d in range(len(doc_offsets) - 1):
         doc = np.uint64(doc_base + d)
         for i in range(doc_offsets[d], doc_offsets[d + 1] - 1):
             fp = pair_fingerprint(word_hash[tokens[i]], word_hash[tokens[i + 1]], mask)
             out[k] = (fp << np.uint64(PAIR_DOC_BITS)) | doc
             k += 1
-    return out[:k]
+    return k
 
 
 @njit(cache=True)

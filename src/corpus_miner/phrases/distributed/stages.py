@@ -123,15 +123,16 @@ class PartitionCounts:
     """Stages 0 and 1, map side, over one partition's tokenized batches: the documents of the
     partition containing each word, and each bigram fingerprint (counts.pair_fingerprint of the
     two words' hashes, so bigrams are counted in this same pass, before global ids exist).
-    Bigrams are held as packed (fingerprint, document) integers and reduced by one sort whenever
-    PAIRS_PER_FLUSH of them or 2^PAIR_DOC_BITS documents accumulate (bounded memory)."""
+    Bigrams are written as packed (fingerprint, document) integers into one buffer of
+    PAIRS_PER_FLUSH, reduced by one in-place sort whenever the next batch would not fit or
+    2^PAIR_DOC_BITS documents accumulate (bounded memory; a larger batch grows the buffer)."""
 
     PAIRS_PER_FLUSH = 1 << 24
 
     def __init__(self, mask: np.uint64):
         self.mask = mask
         self._words = encode.WordCounter()
-        self._packed: list[np.ndarray] = []
+        self._packed = np.empty(0, np.uint64)  # allocated by the first batch with pairs
         self._n_packed = 0
         self._docs = 0
         self._pairs: list[tuple[np.ndarray, np.ndarray]] = []
@@ -146,23 +147,23 @@ class PartitionCounts:
         self.tokens += len(batch.tokens)
         self.documents += batch.n_docs
         self._words.add(local.vocab, local.word_df)
-        if self._docs + batch.n_docs >= 1 << counts.PAIR_DOC_BITS:
+        room = max(len(batch.tokens) - 1, 0)
+        if self._n_packed + room > len(self._packed) or \
+                self._docs + batch.n_docs >= 1 << counts.PAIR_DOC_BITS:
             self._flush_pairs()
-        packed = counts.packed_pair_documents(batch.tokens, batch.doc_offsets,
-                                              encode.word_hashes(local.vocab), self._docs,
-                                              self.mask)
-        self._packed.append(packed)
-        self._n_packed += len(packed)
+            if room > len(self._packed):
+                self._packed = np.empty(max(room, self.PAIRS_PER_FLUSH), np.uint64)
+        self._n_packed = counts.packed_pair_documents(
+            batch.tokens, batch.doc_offsets, encode.word_hashes(local.vocab), self._docs,
+            self.mask, self._packed, self._n_packed)
         self._docs += batch.n_docs
-        if self._n_packed >= self.PAIRS_PER_FLUSH:
-            self._flush_pairs()
 
     def _flush_pairs(self) -> None:
-        if self._packed:
-            packed = np.concatenate(self._packed)
+        if self._n_packed:
+            packed = self._packed[:self._n_packed]
             packed.sort()
             self._pairs.append(counts.documents_per_key(packed, counts.PAIR_DOC_BITS))
-        self._packed, self._n_packed, self._docs = [], 0, 0
+        self._n_packed, self._docs = 0, 0
 
     def words(self) -> tuple[StringList, np.ndarray]:
         """(the distinct words of the partition, the documents containing each)."""
@@ -171,6 +172,7 @@ class PartitionCounts:
     def pairs(self) -> dict[str, np.ndarray]:
         """Bigram fingerprint -> documents of the partition containing it."""
         self._flush_pairs()
+        self._packed = np.empty(0, np.uint64)  # the buffer is not needed any more
         keys = np.concatenate([k for k, _ in self._pairs] + [np.zeros(0, np.uint64)])
         dfs = np.concatenate([d for _, d in self._pairs] + [np.zeros(0, np.int64)])
         key, df = sum_sorted_runs(keys, dfs)
