@@ -101,3 +101,16 @@ def test_gram_statistics_merge_equals_a_dictionary_of_rows(parts):
     assert merged["fp"].tolist() == sorted(want)
     for c, name in enumerate(counts.GRAM_FIELDS[1:]):
         assert merged[name].tolist() == [want[fp][c] for fp in sorted(want)], name
+
+
+@given(st.lists(st.sampled_from([0, 1, 2, 3, 2**63, 2**64 - 1]) | st.integers(0, 2**64 - 1),
+                max_size=60),
+       st.lists(st.sampled_from([0, 1, 2, 3, 2**63, 2**64 - 1]) | st.integers(0, 2**64 - 1),
+                max_size=60))
+@settings(max_examples=300, deadline=None)
+def test_key_set_membership_equals_a_python_set(keys, queries):
+    """0 is the table's empty slot and is remembered apart: sets with and without it."""
+    from corpus_miner._numba.keyset import KeySet
+
+    got = KeySet(np.array(keys, np.uint64))(np.array(keys + queries, np.uint64))
+    assert got.tolist() == [q in set(keys) for q in keys + queries]
