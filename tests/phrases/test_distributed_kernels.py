@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpus_miner._numba.sorted_runs import run_bounds, sum_sorted_runs
+from corpus_miner._numba.sorted_runs import sum_sorted_runs
 from corpus_miner.phrases.distributed import counts
 
 KEY_POOLS = st.sampled_from([
@@ -35,7 +35,8 @@ def test_sum_of_sorted_runs_equals_unique_and_add_at(rows, rnd):
     keys, _ = rows
     values = np.array([rnd.randint(-(2**40), 2**40) for _ in keys], dtype=np.int64)
     before = (keys.copy(), values.copy())
-    got_keys, got_sums = sum_sorted_runs(keys, values)
+    cut = rnd.randint(0, len(keys))  # the rows in two pieces, each holding sorted runs or not
+    got_keys, got_sums = sum_sorted_runs([(keys[:cut], values[:cut]), (keys[cut:], values[cut:])])
     want_keys, inverse = np.unique(keys, return_inverse=True)
     want_sums = np.zeros(len(want_keys), np.int64)
     np.add.at(want_sums, inverse, values)
@@ -45,21 +46,13 @@ def test_sum_of_sorted_runs_equals_unique_and_add_at(rows, rnd):
     assert keys.tolist() == before[0].tolist() and values.tolist() == before[1].tolist()
 
 
-@given(keyed_rows())
-@settings(max_examples=200, deadline=None)
-def test_run_bounds_cut_at_every_descent(rows):
-    keys, _ = rows
-    bounds = run_bounds(keys).tolist()
-    descents = [i for i in range(1, len(keys)) if keys[i] < keys[i - 1]]
-    assert bounds == ([0] + descents + [len(keys)] if len(keys) else [0])
-
-
 def test_sum_of_sorted_runs_of_nothing_and_of_read_only_inputs():
-    keys, values = sum_sorted_runs(np.zeros(0, np.uint64), np.zeros(0, np.int64))
-    assert keys.tolist() == [] and values.tolist() == []
+    for nothing in ([], [(np.zeros(0, np.uint64), np.zeros(0, np.int64))]):
+        keys, values = sum_sorted_runs(nothing)
+        assert keys.tolist() == [] and values.tolist() == []
     frozen = np.array([3, 1, 3], np.uint64)
     frozen.flags.writeable = False
-    keys, values = sum_sorted_runs(frozen, np.array([1, 2, 3], np.uint32))
+    keys, values = sum_sorted_runs([(frozen, np.array([1, 2, 3], np.uint32))])
     assert (keys.tolist(), values.tolist()) == ([1, 3], [2, 4])
 
 

@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from corpus_miner._numba.hashing import splitmix64
-from corpus_miner._numba.sorted_runs import merge_runs, pair_of_runs
+from corpus_miner._numba.sorted_runs import merged_order, used
 
 NO_LEFT = np.uint32(0xFFFFFFFF)
 """Left neighbour of an occurrence at a run start (document start, or after a BREAK)."""
@@ -234,42 +234,32 @@ def empty_gram_statistics() -> dict[str, np.ndarray]:
 
 
 @njit(cache=True)
-def gram_level(keys, columns, bounds, out_keys, out_columns):
-    """One level of sorted_runs.merge_runs for gram statistics, columns[:, i] = (df,
-    occurrences, min_left, max_left, has_no_left) of fingerprint keys[i]: sums, min, max, or."""
-    n_out = len(bounds) // 2
-    merged = np.empty(n_out + 1, dtype=np.int64)
+def gram_statistics_in_order(keys, columns, order):
+    """(fingerprints, columns, m) of the rows visited in `order` (keys ascending), rows of equal
+    fingerprints combined: columns[:, i] = (df, occurrences, min_left, max_left, has_no_left)
+    by sums, min, max, or. The distinct fingerprints are keys[:m], their rows columns[:, :m]."""
+    out_keys = np.empty(len(order), dtype=np.uint64)
+    out = np.empty((5, len(order)), dtype=np.int64)
     w = 0
-    for j in range(n_out):
-        merged[j] = w
-        a, a_end, b_end = pair_of_runs(bounds, j)
-        b = a_end
-        start = w
-        while a < a_end or b < b_end:
-            if a < a_end and (b == b_end or keys[a] <= keys[b]):
-                i = a
-                a += 1
-            else:
-                i = b
-                b += 1
-            if w > start and out_keys[w - 1] == keys[i]:
-                out_columns[0, w - 1] += columns[0, i]
-                out_columns[1, w - 1] += columns[1, i]
-                out_columns[2, w - 1] = min(out_columns[2, w - 1], columns[2, i])
-                out_columns[3, w - 1] = max(out_columns[3, w - 1], columns[3, i])
-                out_columns[4, w - 1] = max(out_columns[4, w - 1], columns[4, i])
-            else:
-                out_keys[w] = keys[i]
-                for c in range(5):
-                    out_columns[c, w] = columns[c, i]
-                w += 1
-    merged[n_out] = w
-    return merged
+    for i in range(len(order)):
+        j = order[i]
+        if w > 0 and out_keys[w - 1] == keys[j]:
+            out[0, w - 1] += columns[0, j]
+            out[1, w - 1] += columns[1, j]
+            out[2, w - 1] = min(out[2, w - 1], columns[2, j])
+            out[3, w - 1] = max(out[3, w - 1], columns[3, j])
+            out[4, w - 1] = max(out[4, w - 1], columns[4, j])
+        else:
+            out_keys[w] = keys[j]
+            for c in range(5):
+                out[c, w] = columns[c, j]
+            w += 1
+    return out_keys, out, w
 
 
 def merge_gram_statistics(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    """Statistics of disjoint sets of documents combined: sums, min, max, or; each part sorted
-    by fingerprint (its sorted run is merged, not sorted again)."""
+    """Statistics of disjoint sets of documents combined: sums, min, max, or; each part is
+    sorted by fingerprint (sorted_runs: the parts' runs are merged)."""
     parts = [p for p in parts if len(p["fp"])]
     if not parts:
         return empty_gram_statistics()
@@ -279,8 +269,9 @@ def merge_gram_statistics(parts: list[dict[str, np.ndarray]]) -> dict[str, np.nd
     columns = np.empty((len(GRAM_FIELDS) - 1, len(fp)), dtype=np.int64)
     for c, name in enumerate(GRAM_FIELDS[1:]):  # in 64 bits, whatever the parts' widths
         np.concatenate([p[name] for p in parts], out=columns[c])
-    fp, columns = merge_runs(gram_level, fp, columns)
-    return {"fp": fp, **{name: columns[c] for c, name in enumerate(GRAM_FIELDS[1:])}}
+    fp, columns, m = gram_statistics_in_order(fp, columns, merged_order(fp))
+    return {"fp": used((fp,), m)[0],
+            **{name: used((columns[c],), m)[0] for c, name in enumerate(GRAM_FIELDS[1:])}}
 
 
 def compact_gram_statistics(stats: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -173,9 +173,7 @@ class PartitionCounts:
         """Bigram fingerprint -> documents of the partition containing it."""
         self._flush_pairs()
         self._packed = np.empty(0, np.uint64)  # the buffer is not needed any more
-        keys = np.concatenate([k for k, _ in self._pairs] + [np.zeros(0, np.uint64)])
-        dfs = np.concatenate([d for _, d in self._pairs] + [np.zeros(0, np.int64)])
-        key, df = sum_sorted_runs(keys, dfs)
+        key, df = sum_sorted_runs(self._pairs)
         return {"key": key, "df": df.astype(np.uint32)}
 
 
@@ -232,11 +230,7 @@ def vocabulary(buckets: Iterable[tuple[StringList, np.ndarray]], sigma: int) -> 
 
 def frequent_keys(blobs: Iterable[bytes], sigma: int) -> np.ndarray:
     """Stage 1 reduce: the bigram fingerprints of one bucket with df >= sigma."""
-    parts = [_pair_counts(raw) for raw in blobs]
-    if not parts:
-        return np.zeros(0, np.uint64)
-    key, df = sum_sorted_runs(np.concatenate([k for k, _ in parts]),
-                                np.concatenate([d for _, d in parts]))
+    key, df = sum_sorted_runs(_pair_counts(raw) for raw in blobs)
     return key[df >= sigma]
 
 
