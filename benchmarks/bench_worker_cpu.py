@@ -40,7 +40,7 @@ STEPS = [
     ("corpus_miner.phrases.distributed.encode", "tokenize_batch"),
     ("corpus_miner.phrases.distributed.stages", "local_to_blob"),
     ("corpus_miner.phrases.distributed.stages", "PartitionCounts.add"),
-    ("corpus_miner.phrases.distributed.encode", "WordCounter.add"),
+    ("corpus_miner.phrases.distributed.word_table", "WordCounter.add"),
     ("corpus_miner.phrases.distributed.stages", "PartitionCounts._flush_pairs"),
     ("corpus_miner.phrases.distributed.stages", "PartitionCounts.pairs"),
     ("corpus_miner._numba.sorted_runs", "sum_sorted_runs"),

@@ -107,3 +107,52 @@ def test_key_set_membership_equals_a_python_set(keys, queries):
 
     got = KeySet(np.array(keys, np.uint64))(np.array(keys + queries, np.uint64))
     assert got.tolist() == [q in set(keys) for q in keys + queries]
+
+
+# words sharing their first 8 bytes, lengths around 8 and 255, non-ASCII, the empty word
+WORDS = st.sampled_from(["", "a", "ab", "abcdefgh", "abcdefghi", "abcdefghj", "abcdefgh\x00",
+                         "été", "漢字", "x" * 254, "x" * 255, "x" * 256, "x" * 300]) | \
+    st.text(alphabet="ab\x00é", max_size=12)
+
+
+@given(st.lists(st.lists(WORDS, max_size=20), max_size=5), st.randoms(use_true_random=False))
+@settings(max_examples=300, deadline=None)
+def test_word_counter_sums_like_a_dictionary(batches, rnd):
+    from corpus_miner.io.strings import StringList
+    from corpus_miner.phrases.distributed.word_table import WordCounter
+
+    counter, want = WordCounter(), {}
+    for batch in batches:
+        distinct = list(dict.fromkeys(batch))  # a batch vocabulary holds each word once
+        df = [rnd.randint(1, 9) for _ in distinct]
+        counter.add(StringList.from_strings(distinct), np.array(df, np.int64))
+        for word, d in zip(distinct, df, strict=True):
+            want[word] = want.get(word, 0) + d
+    words, counts_ = counter.result()
+    assert dict(zip(list(words), counts_.tolist(), strict=True)) == want
+    assert len(words) == len(want)
+
+
+@given(st.lists(WORDS, max_size=40), st.lists(WORDS, max_size=40))
+@settings(max_examples=300, deadline=None)
+def test_word_index_finds_exactly_the_vocabulary(vocab, queries):
+    from corpus_miner.io.strings import StringList
+    from corpus_miner.phrases.distributed.encode import BREAK, WordIndex
+
+    vocab = sorted(set(vocab))
+    index = WordIndex(StringList.from_strings(vocab))
+    asked = vocab + queries
+    got = index.ids(StringList.from_strings(asked)).tolist()
+    assert got == [vocab.index(w) if w in vocab else int(BREAK) for w in asked]
+
+
+def test_word_counter_grows_past_its_first_table():
+    from corpus_miner.io.strings import StringList
+    from corpus_miner.phrases.distributed.word_table import WordCounter
+
+    counter = WordCounter()
+    words = [f"w{i}" for i in range(70_000)]  # more than the first table holds half full
+    for _ in range(2):
+        counter.add(StringList.from_strings(words), np.ones(len(words), np.int64))
+    got, df = counter.result()
+    assert list(got) == words and df.tolist() == [2] * len(words)

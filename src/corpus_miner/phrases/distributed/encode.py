@@ -31,6 +31,7 @@ from numba import njit
 from corpus_miner._numba.hashing import splitmix64
 from corpus_miner.corpus import TokenIdAssigner
 from corpus_miner.io.strings import StringList
+from corpus_miner.phrases.distributed.word_table import WordIndex, word_hash
 
 BREAK = np.uint32(0xFFFFFFFF)
 """Token of every word below sigma documents and the separator of kept runs."""
@@ -96,65 +97,11 @@ def frequent_vocabulary(words: pa.Array, df: np.ndarray, sigma: int) -> StringLi
     return StringList.from_arrow([pc.take(chosen, pc.sort_indices(chosen))])
 
 
-@njit(cache=True, inline="always")
-def _word_hash(data, lo, hi):
-    h = np.uint64(0xCBF29CE484222325)  # FNV-1a over the UTF-8 bytes
-    for i in range(lo, hi):
-        h = (h ^ np.uint64(data[i])) * np.uint64(0x100000001B3)
-    return h ^ (h >> np.uint64(29))
-
-
-@njit(cache=True)
-def _same_word(a_data, a_lo, a_hi, b_data, b_lo, b_hi):
-    if a_hi - a_lo != b_hi - b_lo:
-        return False
-    for k in range(a_hi - a_lo):
-        if a_data[a_lo + k] != b_data[b_lo + k]:
-            return False
-    return True
-
-
-@njit(cache=True)
-def build_word_table(offsets, data):
-    """Open-addressing table (slot -> word id, -1 empty) over the words of a vocabulary given as
-    UTF-8 bytes and offsets; at most half full."""
-    n = len(offsets) - 1
-    size = 16
-    while size < 2 * n:
-        size *= 2
-    slots = np.full(size, -1, dtype=np.int64)
-    for w in range(n):
-        slot = np.int64(_word_hash(data, offsets[w], offsets[w + 1]) & np.uint64(size - 1))
-        while slots[slot] >= 0:
-            slot = (slot + 1) & (size - 1)
-        slots[slot] = w
-    return slots
-
-
-@njit(cache=True)
-def lookup_words(slots, offsets, data, query_offsets, query_data):
-    """uint32 id in the table's vocabulary of every query word, BREAK where it is absent (every
-    hit is verified byte by byte)."""
-    size = len(slots)
-    out = np.full(len(query_offsets) - 1, 0xFFFFFFFF, dtype=np.uint32)
-    for q in range(len(query_offsets) - 1):
-        lo = query_offsets[q]
-        hi = query_offsets[q + 1]
-        slot = np.int64(_word_hash(query_data, lo, hi) & np.uint64(size - 1))
-        while slots[slot] >= 0:
-            w = slots[slot]
-            if _same_word(data, offsets[w], offsets[w + 1], query_data, lo, hi):
-                out[q] = w
-                break
-            slot = (slot + 1) & (size - 1)
-    return out
-
-
 @njit(cache=True)
 def _word_hashes(offsets, data):
     out = np.empty(len(offsets) - 1, dtype=np.uint64)
     for w in range(len(offsets) - 1):
-        out[w] = splitmix64(_word_hash(data, offsets[w], offsets[w + 1]))
+        out[w] = splitmix64(word_hash(data, offsets[w], offsets[w + 1]))
     return out
 
 
@@ -163,100 +110,6 @@ def word_hashes(words: StringList) -> np.ndarray:
     can be fingerprinted before global ids exist (counts.pair_fingerprint)."""
     return _word_hashes(np.ascontiguousarray(words.offsets, dtype=np.int64),
                         np.ascontiguousarray(words.data, dtype=np.uint8))
-
-
-@njit(cache=True)
-def _grown(values, size):
-    bigger = np.zeros(size, dtype=values.dtype)
-    bigger[:len(values)] = values
-    return bigger
-
-
-@njit(cache=True)
-def _count_words(slots, hashes, word_offsets, word_data, counts, n_words, offsets, data, df):
-    """Add df[q] to the count of each query word q, inserting words not seen before; every
-    array grows (and slots rehash) as needed. Returns the arrays and the word count."""
-    for q in range(len(offsets) - 1):
-        lo = offsets[q]
-        hi = offsets[q + 1]
-        h = _word_hash(data, lo, hi)
-        size = len(slots)
-        slot = np.int64(h & np.uint64(size - 1))
-        while slots[slot] >= 0:
-            w = slots[slot]
-            if hashes[w] == h and _same_word(word_data, word_offsets[w], word_offsets[w + 1],
-                                             data, lo, hi):
-                break
-            slot = (slot + 1) & (size - 1)
-        if slots[slot] >= 0:
-            counts[slots[slot]] += df[q]
-            continue
-        w = n_words
-        if w + 1 >= len(counts):
-            counts = _grown(counts, 2 * len(counts))
-            hashes = _grown(hashes, 2 * len(hashes))
-            word_offsets = _grown(word_offsets, 2 * len(word_offsets))
-        start = word_offsets[w]
-        if start + hi - lo > len(word_data):
-            word_data = _grown(word_data, 2 * (start + hi - lo))
-        word_data[start:start + hi - lo] = data[lo:hi]
-        word_offsets[w + 1] = start + hi - lo
-        hashes[w] = h
-        counts[w] = df[q]
-        slots[slot] = w
-        n_words += 1
-        if 2 * n_words > size:  # keep the table at most half full
-            size *= 2
-            slots = np.full(size, -1, dtype=np.int64)
-            for v in range(n_words):
-                at = np.int64(hashes[v] & np.uint64(size - 1))
-                while slots[at] >= 0:
-                    at = (at + 1) & (size - 1)
-                slots[at] = v
-    return slots, hashes, word_offsets, word_data, counts, n_words
-
-
-class WordCounter:
-    """Document counts of words over several batches: a hash table over the words' UTF-8 bytes,
-    fed whole batch vocabularies at once (no Python string per word)."""
-
-    def __init__(self) -> None:
-        self._slots = np.full(1 << 16, -1, dtype=np.int64)
-        self._hashes = np.zeros(1 << 15, dtype=np.uint64)
-        self._offsets = np.zeros(1 << 15, dtype=np.int64)
-        self._data = np.zeros(1 << 18, dtype=np.uint8)
-        self._counts = np.zeros(1 << 15, dtype=np.int64)
-        self._n = 0
-
-    def add(self, words: StringList, df: np.ndarray) -> None:
-        (self._slots, self._hashes, self._offsets, self._data, self._counts,
-         self._n) = _count_words(self._slots, self._hashes, self._offsets, self._data,
-                                 self._counts, self._n,
-                                 np.ascontiguousarray(words.offsets, dtype=np.int64),
-                                 np.ascontiguousarray(words.data, dtype=np.uint8),
-                                 np.ascontiguousarray(df, dtype=np.int64))
-
-    def result(self) -> tuple[StringList, np.ndarray]:
-        """(the distinct words, their counts)."""
-        n = self._n
-        return (StringList(self._offsets[:n + 1].copy(), self._data[:self._offsets[n]].copy()),
-                self._counts[:n].copy())
-
-
-class WordIndex:
-    """Global ids of words: their positions in the frequent vocabulary (a StringList)."""
-
-    def __init__(self, vocab: StringList) -> None:
-        self.vocab = vocab
-        self._offsets = np.ascontiguousarray(vocab.offsets, dtype=np.int64)
-        self._data = np.ascontiguousarray(vocab.data, dtype=np.uint8)
-        self._slots = build_word_table(self._offsets, self._data)
-
-    def ids(self, words: StringList) -> np.ndarray:
-        """uint32 global id of each word, BREAK for words not in the vocabulary."""
-        return lookup_words(self._slots, self._offsets, self._data,
-                            np.ascontiguousarray(words.offsets, dtype=np.int64),
-                            np.ascontiguousarray(words.data, dtype=np.uint8))
 
 
 def global_batch(local: LocalBatch, index: WordIndex) -> TokenBatch:

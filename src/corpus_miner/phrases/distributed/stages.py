@@ -29,6 +29,7 @@ from corpus_miner.phrases.distributed.windows import (
     pack_arrays,
     unpack_arrays,
 )
+from corpus_miner.phrases.distributed.word_table import WordCounter
 
 BATCH_TEXT_BYTES = 2 << 20
 """Texts are tokenized in slices of about this many bytes (whole documents): one stored batch.
@@ -131,7 +132,7 @@ class PartitionCounts:
 
     def __init__(self, mask: np.uint64):
         self.mask = mask
-        self._words = encode.WordCounter()
+        self._words = WordCounter()
         self._packed = np.empty(0, np.uint64)  # allocated by the first batch with pairs
         self._n_packed = 0
         self._docs = 0
@@ -210,7 +211,7 @@ def keyed_word_blobs(words: StringList, df: np.ndarray, n_buckets: int
 
 def frequent_words(blobs: Iterable[bytes], sigma: int) -> tuple[StringList, np.ndarray]:
     """Stage 0 reduce: the words of one bucket in >= sigma documents, and their df."""
-    counter = encode.WordCounter()
+    counter = WordCounter()
     for raw in blobs:
         a = unpack_arrays(raw)
         counter.add(StringList(a["word_offsets"], a["word_data"]), a["df"])
