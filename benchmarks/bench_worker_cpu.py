@@ -35,15 +35,17 @@ sys.path.insert(0, str(HERE))
 from csv_table import write_csv  # noqa: E402
 
 # (module, attribute) of the steps timed; a class method as "Class.method". Inclusive: a step
-# called inside another is counted in both.
+# called inside another is counted in both. A step missing from a checkout is left out.
 STEPS = [
     ("corpus_miner.phrases.distributed.encode", "tokenize_batch"),
     ("corpus_miner.phrases.distributed.stages", "local_to_blob"),
     ("corpus_miner.phrases.distributed.stages", "PartitionCounts.add"),
     ("corpus_miner.phrases.distributed.word_table", "WordCounter.add"),
+    ("corpus_miner.phrases.distributed.encode", "WordCounter.add"),  # before word_table.py
     ("corpus_miner.phrases.distributed.stages", "PartitionCounts._flush_pairs"),
     ("corpus_miner.phrases.distributed.stages", "PartitionCounts.pairs"),
     ("corpus_miner._numba.sorted_runs", "sum_sorted_runs"),
+    ("corpus_miner.phrases.distributed.counts", "sum_by_key"),  # before sorted_runs.py
     ("corpus_miner.phrases.distributed.stages", "keyed_word_blobs"),
     ("corpus_miner.phrases.distributed.stages", "keyed_pair_blobs"),
     ("corpus_miner.phrases.distributed.stages", "frequent_words"),
@@ -71,13 +73,14 @@ def instrument(totals: dict) -> None:
     import importlib
 
     for module_name, attribute in STEPS:
-        owner = importlib.import_module(module_name)
         *path, name = attribute.split(".")
-        for part in path:
-            owner = getattr(owner, part)
-        if not hasattr(owner, name):
+        try:
+            owner = importlib.import_module(module_name)
+            for part in path:
+                owner = getattr(owner, part)
+            original = getattr(owner, name)
+        except (ImportError, AttributeError):
             continue  # a step this checkout does not have
-        original = getattr(owner, name)
 
         def timed(*args, __original=original, __key=attribute, **kwargs):
             start = time.process_time()
@@ -164,7 +167,9 @@ def main() -> None:
             command = [sys.executable, __file__, "--child", "--web", args.web,
                        "--web-parts", str(args.web_parts), "--sigma", str(args.sigma),
                        "--min-length", str(args.min_length), "--buckets", str(args.buckets)]
-            done = subprocess.run(command, env=env, check=True, capture_output=True, text=True)
+            done = subprocess.run(command, env=env, capture_output=True, text=True)
+            if done.returncode:
+                raise SystemExit(f"{label} failed:\n{done.stderr}")
             run = json.loads(done.stdout.strip().splitlines()[-1])
             runs[label].append(run)
             print(f"repeat {repeat} {label}: {run['total']:.2f} CPU s, {run['phrases']} phrases",

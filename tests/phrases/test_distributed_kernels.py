@@ -156,3 +156,17 @@ def test_word_counter_grows_past_its_first_table():
         counter.add(StringList.from_strings(words), np.ones(len(words), np.int64))
     got, df = counter.result()
     assert list(got) == words and df.tolist() == [2] * len(words)
+
+
+@given(st.lists(st.tuples(st.sampled_from([0, 1, 7, 2**40 - 1]), st.integers(0, 5)),
+                max_size=60))
+@settings(max_examples=200, deadline=None)
+def test_documents_per_key_counts_each_document_once(pairs):
+    shift = counts.PAIR_DOC_BITS
+    packed = np.sort(np.array([(k << shift) | d for k, d in pairs], np.uint64))
+    keys, docs = counts.documents_per_key(packed, shift)
+    want = {}
+    for k, d in set(pairs):
+        want[k] = want.get(k, 0) + 1
+    assert keys.tolist() == sorted(want)
+    assert docs.tolist() == [want[k] for k in sorted(want)]

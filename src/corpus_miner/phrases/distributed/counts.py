@@ -108,22 +108,28 @@ def packed_pair_documents(tokens, doc_offsets, word_hash, doc_base, mask, out, a
 
 @njit(cache=True)
 def documents_per_key(sorted_packed, doc_bits):
-    """(keys, documents) from sorted (key << doc_bits) | document integers."""
+    """(keys, documents) from sorted (key << doc_bits) | document integers. The keys are
+    counted first, so that the outputs are allocated at their size (a flush holds 3 times more
+    integers than keys: fresh memory is costly)."""
     shift = np.uint64(doc_bits)
     n = len(sorted_packed)
-    keys = np.empty(n, dtype=np.uint64)
-    counts = np.zeros(n, dtype=np.int64)
     m = 0
+    for i in range(n):
+        if i == 0 or (sorted_packed[i] >> shift) != (sorted_packed[i - 1] >> shift):
+            m += 1
+    keys = np.empty(m, dtype=np.uint64)
+    counts = np.zeros(m, dtype=np.int64)
+    k = -1
     for i in range(n):
         value = sorted_packed[i]
         if i > 0 and value == sorted_packed[i - 1]:
             continue  # the same key in the same document
         key = value >> shift
-        if m == 0 or keys[m - 1] != key:
-            keys[m] = key
-            m += 1
-        counts[m - 1] += 1
-    return keys[:m].copy(), counts[:m].copy()
+        if k < 0 or keys[k] != key:
+            k += 1
+            keys[k] = key
+        counts[k] += 1
+    return keys, counts
 
 
 @njit(cache=True)
