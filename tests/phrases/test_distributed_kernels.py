@@ -166,7 +166,7 @@ def test_documents_per_key_counts_each_document_once(pairs):
     packed = np.sort(np.array([(k << shift) | d for k, d in pairs], np.uint64))
     keys, docs = counts.documents_per_key(packed, shift)
     want = {}
-    for k, d in set(pairs):
+    for k, _doc in set(pairs):
         want[k] = want.get(k, 0) + 1
     assert keys.tolist() == sorted(want)
     assert docs.tolist() == [want[k] for k in sorted(want)]

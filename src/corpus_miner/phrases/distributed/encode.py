@@ -28,10 +28,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numba import njit
 
-from corpus_miner._numba.hashing import splitmix64
 from corpus_miner.corpus import TokenIdAssigner
 from corpus_miner.io.strings import StringList
-from corpus_miner.phrases.distributed.word_table import WordIndex, word_hash
+from corpus_miner.phrases.distributed.word_table import WordIndex
 
 BREAK = np.uint32(0xFFFFFFFF)
 """Token of every word below sigma documents and the separator of kept runs."""
@@ -98,21 +97,6 @@ def frequent_vocabulary(words: pa.Array, df: np.ndarray, sigma: int) -> StringLi
 
 
 @njit(cache=True)
-def _word_hashes(offsets, data):
-    out = np.empty(len(offsets) - 1, dtype=np.uint64)
-    for w in range(len(offsets) - 1):
-        out[w] = splitmix64(word_hash(data, offsets[w], offsets[w + 1]))
-    return out
-
-
-def word_hashes(words: StringList) -> np.ndarray:
-    """A 64-bit hash of each word's UTF-8 bytes: the same for a word in every batch, so bigrams
-    can be fingerprinted before global ids exist (counts.pair_fingerprint)."""
-    return _word_hashes(np.ascontiguousarray(words.offsets, dtype=np.int64),
-                        np.ascontiguousarray(words.data, dtype=np.uint8))
-
-
-@njit(cache=True)
 def _gather(ids, tokens):
     """ids[tokens] (numpy's gather first widens the uint16/uint32 indices to a new int64 array,
     then reads: 7 ns a token instead of 1)."""
@@ -122,9 +106,11 @@ def _gather(ids, tokens):
     return out
 
 
-def global_batch(local: LocalBatch, index: WordIndex) -> TokenBatch:
-    """The batch with global ids (BREAK for words below sigma documents), uncompacted."""
-    return TokenBatch(_gather(index.ids(local.vocab), local.batch.tokens),
+def global_batch(local: LocalBatch, index: WordIndex, hashes: np.ndarray | None = None
+                 ) -> TokenBatch:
+    """The batch with global ids (BREAK for words below sigma documents), uncompacted; hashes:
+    word_table.word_hashes of its vocabulary, when the caller has them."""
+    return TokenBatch(_gather(index.ids(local.vocab, hashes), local.batch.tokens),
                       local.batch.doc_offsets)
 
 

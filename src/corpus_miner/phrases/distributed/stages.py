@@ -29,7 +29,7 @@ from corpus_miner.phrases.distributed.windows import (
     pack_arrays,
     unpack_arrays,
 )
-from corpus_miner.phrases.distributed.word_table import WordCounter
+from corpus_miner.phrases.distributed.word_table import WordCounter, word_hashes
 
 BATCH_TEXT_BYTES = 2 << 20
 """Texts are tokenized in slices of about this many bytes (whole documents): one stored batch.
@@ -147,7 +147,8 @@ class PartitionCounts:
         batch = local.batch
         self.tokens += len(batch.tokens)
         self.documents += batch.n_docs
-        self._words.add(local.vocab, local.word_df)
+        hashes = word_hashes(local.vocab)
+        self._words.add(local.vocab, local.word_df, hashes)
         room = max(len(batch.tokens) - 1, 0)
         if self._n_packed + room > len(self._packed) or \
                 self._docs + batch.n_docs >= 1 << counts.PAIR_DOC_BITS:
@@ -155,7 +156,7 @@ class PartitionCounts:
             if room > len(self._packed):
                 self._packed = np.empty(max(room, self.PAIRS_PER_FLUSH), np.uint64)
         self._n_packed = counts.packed_pair_documents(
-            batch.tokens, batch.doc_offsets, encode.word_hashes(local.vocab), self._docs,
+            batch.tokens, batch.doc_offsets, hashes, self._docs,
             self.mask, self._packed, self._n_packed)
         self._docs += batch.n_docs
 
@@ -203,7 +204,7 @@ def keyed_word_blobs(words: StringList, df: np.ndarray, n_buckets: int
     if len(words) == 0:
         return
     text = words.to_arrow()
-    for bucket, rows in _bucket_rows(encode.word_hashes(words), n_buckets):
+    for bucket, rows in _bucket_rows(word_hashes(words), n_buckets):
         chosen = StringList.from_arrow([text.take(pa.array(rows, pa.int64()))])
         yield bucket, pack_arrays({"word_offsets": chosen.offsets, "word_data": chosen.data,
                                    "df": df[rows]})
@@ -239,9 +240,10 @@ def encode_batch(local: LocalBatch, index: encode.WordIndex, frequent_pair: Cont
                  plan: Plan) -> TokenBatch:
     """Global ids, keeping only runs of >= min_length tokens joined by frequent bigrams (both
     words frequent, the pair's fingerprint in the frequent-bigram set; encode.compact_runs)."""
-    batch = encode.global_batch(local, index)
-    keys, where = counts.frequent_pair_positions(batch.tokens, local.batch.tokens,
-                                                 encode.word_hashes(local.vocab), plan.mask)
+    hashes = word_hashes(local.vocab)
+    batch = encode.global_batch(local, index, hashes)
+    keys, where = counts.frequent_pair_positions(batch.tokens, local.batch.tokens, hashes,
+                                                 plan.mask)
     ok = np.zeros(len(batch.tokens), dtype=bool)
     if len(keys):
         ok[where] = frequent_pair(keys)

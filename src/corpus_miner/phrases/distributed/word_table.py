@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from corpus_miner._numba.hashing import splitmix64
 from corpus_miner.io.strings import StringList
 
 _ID_BITS = np.uint64(0xFFFFFFFF)
@@ -27,6 +28,28 @@ def word_hash(data, lo, hi):
     for i in range(lo, hi):
         h = (h ^ np.uint64(data[i])) * np.uint64(0x100000001B3)
     return h ^ (h >> np.uint64(29))
+
+
+@njit(cache=True)
+def _word_hashes(offsets, data):
+    out = np.empty(len(offsets) - 1, dtype=np.uint64)
+    for w in range(len(offsets) - 1):
+        out[w] = splitmix64(word_hash(data, offsets[w], offsets[w + 1]))
+    return out
+
+
+def word_hashes(words: StringList) -> np.ndarray:
+    """A 64-bit hash of each word's UTF-8 bytes: the same for a word in every batch, so bigrams
+    can be fingerprinted before global ids exist (counts.pair_fingerprint)."""
+    return _word_hashes(_offsets_of(words), _data_of(words))
+
+
+def _offsets_of(words: StringList) -> np.ndarray:
+    return np.ascontiguousarray(words.offsets, dtype=np.int64)
+
+
+def _data_of(words: StringList) -> np.ndarray:
+    return np.ascontiguousarray(words.data, dtype=np.uint8)
 
 
 @njit(cache=True, inline="always")
@@ -76,23 +99,17 @@ def _table_size(n_words):
     return size
 
 
-_BLOCK = 64  # queries hashed, then their slots read ahead, at a time
+_BLOCK = 64  # queries whose home slots are read ahead at a time
 
 
 @njit(cache=True, inline="always")
-def _hash_block(offsets, data, first, last, out):
-    for q in range(first, last):
-        out[q - first] = word_hash(data, offsets[q], offsets[q + 1])
-
-
-@njit(cache=True, inline="always")
-def _touch(slots, block_hashes, n):
-    """Read the home slot of each of n hashed queries with no branch on what is read, so that
+def _touch(slots, hashes, first, last):
+    """Read the home slot of queries first..last - 1 with no branch on what is read, so that
     the CPU fetches them all at once (the probes that follow would wait for each in turn)."""
     mask = np.uint64(len(slots) - 1)
     seen = np.uint64(0)
-    for i in range(n):
-        seen ^= slots[np.int64(block_hashes[i] & mask), 0]
+    for q in range(first, last):
+        seen ^= slots[np.int64(hashes[q] & mask), 0]
     return seen
 
 
@@ -104,7 +121,7 @@ def build_word_table(offsets, data):
     slots = np.zeros((_table_size(n), 2), dtype=np.uint64)
     for w in range(n):
         lo, hi = offsets[w], offsets[w + 1]
-        h = word_hash(data, lo, hi)
+        h = splitmix64(word_hash(data, lo, hi))
         slot = _find(slots, offsets, data, data, lo, hi, h)
         if slots[slot, 0] != 0:
             continue
@@ -115,18 +132,17 @@ def build_word_table(offsets, data):
 
 
 @njit(cache=True)
-def lookup_words(slots, offsets, data, query_offsets, query_data):
+def lookup_words(slots, offsets, data, query_offsets, query_data, query_hashes):
     """uint32 id in the table's vocabulary of every query word, 0xFFFFFFFF where it is absent."""
     n = len(query_offsets) - 1
     out = np.full(n, 0xFFFFFFFF, dtype=np.uint32)
-    block_hashes = np.empty(_BLOCK + 1, dtype=np.uint64)
+    sink = np.zeros(1, dtype=np.uint64)  # keeps the reads ahead from being optimised away
     for first in range(0, n, _BLOCK):
         last = min(first + _BLOCK, n)
-        _hash_block(query_offsets, query_data, first, last, block_hashes)
-        block_hashes[_BLOCK] = _touch(slots, block_hashes, last - first)  # kept: not dead code
+        sink[0] ^= _touch(slots, query_hashes, first, last)
         for q in range(first, last):
             slot = _find(slots, offsets, data, query_data, query_offsets[q],
-                         query_offsets[q + 1], block_hashes[q - first])
+                         query_offsets[q + 1], query_hashes[q])
             if slots[slot, 0] != 0:
                 out[q] = np.uint32((slots[slot, 0] & _ID_BITS) - np.uint64(1))
     return out
@@ -141,18 +157,18 @@ def _grown(values, size):
 
 
 @njit(cache=True)
-def _count_words(slots, hashes, word_offsets, word_data, counts, n_words, offsets, data, df):
+def _count_words(slots, hashes, word_offsets, word_data, counts, n_words, offsets, data, df,
+                 query_hashes):
     """Add df[q] to the count of each query word q, inserting words not seen before; every
     array grows (and slots rehash) as needed. Returns the arrays and the word count."""
     n = len(offsets) - 1
-    block_hashes = np.empty(_BLOCK + 1, dtype=np.uint64)
+    sink = np.zeros(1, dtype=np.uint64)  # keeps the reads ahead from being optimised away
     for first in range(0, n, _BLOCK):
         last = min(first + _BLOCK, n)
-        _hash_block(offsets, data, first, last, block_hashes)
-        block_hashes[_BLOCK] = _touch(slots, block_hashes, last - first)  # kept: not dead code
+        sink[0] ^= _touch(slots, query_hashes, first, last)
         for q in range(first, last):
             lo, hi = offsets[q], offsets[q + 1]
-            h = block_hashes[q - first]
+            h = query_hashes[q]
             slot = _find(slots, word_offsets, word_data, data, lo, hi, h)
             if slots[slot, 0] != 0:
                 counts[np.int64(slots[slot, 0] & _ID_BITS) - 1] += df[q]
@@ -205,13 +221,14 @@ class WordCounter:
         self._counts = np.zeros(1 << 15, dtype=np.int64)
         self._n = 0
 
-    def add(self, words: StringList, df: np.ndarray) -> None:
+    def add(self, words: StringList, df: np.ndarray, hashes: np.ndarray | None = None) -> None:
+        """Add each word's df; hashes: word_hashes(words), when the caller has them."""
+        if hashes is None:
+            hashes = word_hashes(words)
         (self._slots, self._hashes, self._offsets, self._data, self._counts,
          self._n) = _count_words(self._slots, self._hashes, self._offsets, self._data,
-                                 self._counts, self._n,
-                                 np.ascontiguousarray(words.offsets, dtype=np.int64),
-                                 np.ascontiguousarray(words.data, dtype=np.uint8),
-                                 np.ascontiguousarray(df, dtype=np.int64))
+                                 self._counts, self._n, _offsets_of(words), _data_of(words),
+                                 np.ascontiguousarray(df, dtype=np.int64), hashes)
 
     def result(self) -> tuple[StringList, np.ndarray]:
         """(the distinct words, their counts)."""
@@ -225,12 +242,13 @@ class WordIndex:
 
     def __init__(self, vocab: StringList) -> None:
         self.vocab = vocab
-        self._offsets = np.ascontiguousarray(vocab.offsets, dtype=np.int64)
-        self._data = np.ascontiguousarray(vocab.data, dtype=np.uint8)
+        self._offsets, self._data = _offsets_of(vocab), _data_of(vocab)
         self._slots = build_word_table(self._offsets, self._data)
 
-    def ids(self, words: StringList) -> np.ndarray:
-        """uint32 global id of each word, BREAK (0xFFFFFFFF) for words not in the vocabulary."""
-        return lookup_words(self._slots, self._offsets, self._data,
-                            np.ascontiguousarray(words.offsets, dtype=np.int64),
-                            np.ascontiguousarray(words.data, dtype=np.uint8))
+    def ids(self, words: StringList, hashes: np.ndarray | None = None) -> np.ndarray:
+        """uint32 global id of each word, BREAK (0xFFFFFFFF) for words not in the vocabulary;
+        hashes: word_hashes(words), when the caller has them."""
+        if hashes is None:
+            hashes = word_hashes(words)
+        return lookup_words(self._slots, self._offsets, self._data, _offsets_of(words),
+                            _data_of(words), hashes)
