@@ -70,10 +70,24 @@ def test_a_damaged_archive_is_ignored_and_dumped_again(tmp_path):
     assert ClassArchive(tmp_path, "k1").java_options().startswith("-XX:ArchiveClassesAtExit=")
 
 
-def test_a_new_installation_replaces_the_old_archive(tmp_path):
-    dump(ClassArchive(tmp_path, "old"), 0)
-    dump(ClassArchive(tmp_path, "new"), 0, b"more classes")
-    assert [p.name for p in tmp_path.glob("classes-*.jsa")] == ["classes-new.12.jsa"]
+def test_installations_keep_their_own_archives(tmp_path):
+    """Virtualenvs sharing the cache must not evict each other's archive (each would dump again
+    at its next start); beyond KEEP_ARCHIVES installations the oldest goes, and a key's damaged
+    archive goes when it is written again."""
+    keep = class_archive.KEEP_ARCHIVES
+    for index in range(keep + 1):
+        archive = ClassArchive(tmp_path, f"k{index}")
+        dump(archive, 0)
+        os.utime(archive.published(), (index, index))
+    assert sorted(p.name for p in tmp_path.glob("classes-*.jsa")) == \
+        [f"classes-k{i}.7.jsa" for i in range(1, keep + 1)]
+    damaged = ClassArchive(tmp_path, "k2").published()
+    os.chmod(damaged, 0o644)
+    damaged.write_bytes(b"class")
+    dump(ClassArchive(tmp_path, "k2"), 0, b"more classes")
+    assert not damaged.exists()
+    assert ClassArchive(tmp_path, "k2").published().name == "classes-k2.12.jsa"
+    assert len(list(tmp_path.glob("classes-*.jsa"))) == keep
 
 
 def test_one_dump_at_a_time(tmp_path):

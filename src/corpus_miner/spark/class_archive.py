@@ -10,8 +10,8 @@ The first session of an installation writes the archive: its JVM dumps at exit (
 and this process waits for it, then publishes the file under a name holding its size, by an
 atomic rename. A JVM killed while dumping leaves only a temporary file (a truncated archive would
 crash the JVM that maps it, so one is never published). The archive is keyed by Spark's jars and
-the Java runtime: another installation or Java uses its own, and an unusable archive is ignored
-by the JVM (-Xshare:auto, its warnings silenced).
+the Java runtime: another installation or Java uses its own (the KEEP_ARCHIVES newest are kept),
+and an unusable archive is ignored by the JVM (-Xshare:auto, its warnings silenced).
 
 Skipped (the session starts as before) when the class path is not Spark's own jars (a JVM dumps
 only jars, and an extra directory makes its dump fail), when the cache is not writable, and after
@@ -32,6 +32,8 @@ CLASS_PATH_ENV = ("SPARK_CLASSPATH", "SPARK_DIST_CLASSPATH", "HADOOP_CONF_DIR", 
                   "SPARK_PREPEND_CLASSES")
 """Variables with which Spark's launcher puts more than its jars on the class path."""
 DUMP_WAIT_SECONDS = 120
+KEEP_ARCHIVES = 4
+"""Archives kept in the cache (~150-200 MB each): one per Spark installation, newest first."""
 
 
 def cache_dir() -> Path:
@@ -122,14 +124,27 @@ class ClassArchive:
             if code == 0 and dumped.exists() and dumped.stat().st_size > 0:
                 final = dumped.with_name(f"classes-{self.key}.{dumped.stat().st_size}.jsa")
                 os.replace(dumped, final)
-                for old in self.directory.glob("classes-*.jsa"):
-                    if old != final:
-                        old.unlink(missing_ok=True)
+                self._forget_old(final)
             else:
                 dumped.unlink(missing_ok=True)
                 self.failed.touch()
         except OSError:
             pass
+
+
+    def _forget_old(self, kept: Path) -> None:
+        """Drop this key's earlier archives and all but the KEEP_ARCHIVES - 1 newest archives of
+        other installations (virtualenvs sharing the cache each have their own)."""
+        others = []
+        for path in self.directory.glob("classes-*.jsa"):
+            if path == kept:
+                continue
+            if path.name.startswith(f"classes-{self.key}."):
+                path.unlink(missing_ok=True)
+            else:
+                others.append((path.stat().st_mtime, path))
+        for _, path in sorted(others, reverse=True)[KEEP_ARCHIVES - 1:]:
+            path.unlink(missing_ok=True)
 
 
 def _installation_key(conf: dict) -> str | None:
