@@ -18,7 +18,9 @@ each phase:
 
 Writes benchmarks/results/profile_spark_cpu.csv: phase, seconds (wall), driver_cpu, jvm_cpu,
 workers_cpu (each the phase's own), load (1-minute load average at its end), fit stages (JSON:
-seconds per stage of the fit, on the fit row).
+seconds per stage of the fit, on the fit row), jvm_threads (JSON, on the fit row: CPU seconds of
+the JVM's threads by kind over the whole run, e.g. "Executor task launch worker for task #",
+"C# CompilerThread#", "GC Thread##"; Linux only), java_options (--java-options).
 """
 
 from __future__ import annotations
@@ -67,6 +69,25 @@ def blobs(batches):
         yield pa.RecordBatch.from_arrays([pa.array([raw] * 10, pa.binary())], names=["blob"])
 
 
+def jvm_threads(pid: int) -> dict[str, float]:
+    """CPU seconds so far of the JVM's threads by kind (names from /proc, digits dropped):
+    executor task threads, the JIT's compiler threads, garbage collection, ..."""
+    import re
+
+    tick = os.sysconf("SC_CLK_TCK")
+    kinds: dict[str, float] = {}
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/comm") as f:
+                name = re.sub(r"[0-9]+", "#", f.read().strip())
+            with open(f"/proc/{pid}/task/{task}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        kinds[name] = kinds.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return {k: round(v, 1) for k, v in sorted(kinds.items(), key=lambda kv: -kv[1]) if v >= 0.1}
+
+
 def count_rows(batches):
     import pyarrow as pa
 
@@ -80,6 +101,8 @@ def main() -> None:
     parser.add_argument("--sigma", type=int, default=20)
     parser.add_argument("--min-length", type=int, default=10)
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--java-options", default="",
+                        help="more options for the driver JVM (after local_session's own)")
     parser.add_argument("--out", default=str(HERE / "results" / "profile_spark_cpu.csv"))
     args = parser.parse_args()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -106,7 +129,9 @@ def main() -> None:
         last, clock[0] = cpu, time.perf_counter()
 
     spark = local_session(args.master, app_name="profile-spark-cpu",
-                          spark__driver__memory="8g", spark__ui__enabled="false")
+                          spark__driver__memory="8g", spark__ui__enabled="false",
+                          **({"spark__driver__extraJavaOptions": args.java_options}
+                             if args.java_options else {}))
     spark.sparkContext.setLogLevel("ERROR")
     phase("session")
     seed = spark.range(4, numPartitions=4)
@@ -123,7 +148,9 @@ def main() -> None:
     phase(f"read web{len(parts)}")
     model = SparkBloomSpan(sigma=args.sigma, min_length=args.min_length).fit(df)
     phase(f"fit web{len(parts)} sigma {args.sigma}",
-          fit_stages=json.dumps({k: round(v, 2) for k, v in model.stats_["seconds"].items()}))
+          fit_stages=json.dumps({k: round(v, 2) for k, v in model.stats_["seconds"].items()}),
+          jvm_threads=json.dumps(jvm_threads(spark.sparkContext._gateway.proc.pid)),
+          java_options=args.java_options)
     spark.stop()
     write_csv(Path(args.out), rows)
 

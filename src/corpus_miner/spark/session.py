@@ -15,10 +15,11 @@ from corpus_miner.spark.class_archive import ClassArchive
 JIT_OPTIONS = ("-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=6000 "
                "-XX:Tier4CompileThreshold=150000 -XX:Tier4BackEdgeThreshold=400000")
 """The driver JVM compiles only its hottest methods with the optimizing compiler (C2 thresholds
-10x Java's defaults). In a 113M-token SparkBloomSpan fit on local[2], C2 spent ~11 of the JVM's
-~34 CPU seconds on code that ran a few times; with these ~5.5, and the tasks took the same CPU.
-(C1 alone, -XX:TieredStopAtLevel=1, compiles for ~1.4 s, but its tasks ran ~7% slower, a loss
-that grows with the data.) Options the caller passes come after these, so they win."""
+10x Java's defaults). Over a 113M-token profile run on local[2] (benchmarks/profile_spark_cpu.py)
+the compiler threads took 8.1 CPU s with these and 16.9 with Java's, the task threads the same
+~31 s. (C1 alone, -XX:TieredStopAtLevel=1, compiled for ~1.4 s, but its task threads ran up to
+~10% slower in a fit, a loss that grows with the data.) Options the caller passes come after
+these, so they win."""
 
 
 def local_session(master: str = "local[2]", app_name: str = "corpus-miner",
