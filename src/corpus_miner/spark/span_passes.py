@@ -279,7 +279,7 @@ class Passes:
                 "frequent_grams": n_frequent, "live_grams": n_live,
                 "tokens": int(small.column("tokens").to_numpy().sum())}
 
-    # -- pass 3 and the rounds -------------------------------------------------------------------
+    # -- the rounds --------------------------------------------------------------------------------
     def routed(self, table: DataFrame, index: int, frequent_gram, live_gram, deferred,
                salted: tuple[np.ndarray, np.ndarray]) -> DataFrame:
         """ROWS of round `index`: the routed summaries (KEYED) of each partition's chains of
