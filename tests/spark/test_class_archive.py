@@ -129,12 +129,12 @@ SESSION = textwrap.dedent("""
     os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
     from corpus_miner.spark import local_session
     spark = local_session("local[1]", spark__ui__enabled="false", spark__driver__memory="512m",
-                          spark__driver__extraJavaOptions="-XX:Tier4InvocationThreshold=7000")
+                          spark__driver__extraJavaOptions="-XX:TieredStopAtLevel=4")
     spark.sparkContext.setLogLevel("ERROR")
     pid = spark.sparkContext._gateway.proc.pid
     args = open(f"/proc/{pid}/cmdline").read().split("\\0")
-    jit = [a for a in args if a.startswith("-XX:Tier4InvocationThreshold")]
-    assert jit == ["-XX:Tier4InvocationThreshold=50000", "-XX:Tier4InvocationThreshold=7000"]
+    jit = [a for a in args if a.startswith("-XX:TieredStopAtLevel")]
+    assert jit == ["-XX:TieredStopAtLevel=1", "-XX:TieredStopAtLevel=4"]
     options = [a for a in args if a.startswith("-XX:") and "Archive" in a]
     print(spark.range(5).count(), *options)
 """)

@@ -12,14 +12,14 @@ import sys
 
 from corpus_miner.spark.class_archive import ClassArchive
 
-JIT_OPTIONS = ("-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=6000 "
-               "-XX:Tier4CompileThreshold=150000 -XX:Tier4BackEdgeThreshold=400000")
-"""The driver JVM compiles only its hottest methods with the optimizing compiler (C2 thresholds
-10x Java's defaults). Over a 113M-token profile run on local[2] (benchmarks/profile_spark_cpu.py)
-the compiler threads took 8.1 CPU s with these and 16.9 with Java's, the task threads the same
-~31 s. (C1 alone, -XX:TieredStopAtLevel=1, compiled for ~1.4 s, but its task threads ran up to
-~10% slower in a fit, a loss that grows with the data.) Options the caller passes come after
-these, so they win."""
+JIT_OPTIONS = "-XX:TieredStopAtLevel=1"
+"""The driver JVM compiles with C1 only, not the optimizing C2. A local session is a short job:
+in a 113M-token SparkBloomSpan fit on local[2] C2 compiled for ~8 CPU s, more than its faster
+code saved. Measured side by side (benchmarks/bench_spark_bloomspan.py --java-options), the fit
+took 31.9-32.9 s and 50.0-51.4 CPU s with C1, 34.7-35.2 s and 56.3 CPU s with C2 at 10x its
+default thresholds. C1's code runs the tasks ~8% slower, so from about a billion tokens on
+local[N] C2 pays again: pass spark__driver__extraJavaOptions="-XX:TieredStopAtLevel=4". On a
+cluster the driver runs no tasks. Options the caller passes come after these, so they win."""
 
 
 def local_session(master: str = "local[2]", app_name: str = "corpus-miner",
