@@ -14,12 +14,13 @@ from corpus_miner.spark.class_archive import ClassArchive
 
 JIT_OPTIONS = "-XX:TieredStopAtLevel=1"
 """The driver JVM compiles with C1 only, not the optimizing C2. A local session is a short job:
-in a 113M-token SparkBloomSpan fit on local[2] C2 compiled for ~8 CPU s, more than its faster
-code saved. Measured side by side (benchmarks/bench_spark_bloomspan.py --java-options), the fit
-took 31.9-32.9 s and 50.0-51.4 CPU s with C1, 34.7-35.2 s and 56.3 CPU s with C2 at 10x its
-default thresholds. C1's code runs the tasks ~8% slower, so from about a billion tokens on
-local[N] C2 pays again: pass spark__driver__extraJavaOptions="-XX:TieredStopAtLevel=4". On a
-cluster the driver runs no tasks. Options the caller passes come after these, so they win."""
+over a 113M-token profile run on local[2] C2's compiler threads took 6.0 CPU s even at 10x its
+default thresholds (1.4 with C1), more than its faster code saved. Side by side
+(benchmarks/bench_spark_bloomspan.py --java-options) the fit took 31.9-32.9 s and 50.0-51.4 CPU
+s with C1, 34.7-35.2 s and 56.3 CPU s with C2 at 10x. C1's code is slower where the JVM itself
+computes (busy-machine runs hinted at ~7%), so for local jobs of about a billion tokens or more
+pass spark__driver__extraJavaOptions="-XX:TieredStopAtLevel=4". On a cluster the driver runs no
+tasks. Options the caller passes come after these, so they win."""
 
 
 def local_session(master: str = "local[2]", app_name: str = "corpus-miner",
