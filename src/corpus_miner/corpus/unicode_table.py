@@ -23,9 +23,10 @@ import os
 import sys
 import unicodedata
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
+
+from corpus_miner.io.cache import cache_dir
 
 N_CODE_POINTS = 0x110000
 # Flags of the lowercase form of a code point (the fold-as-you-scan path and character spans) ...
@@ -100,11 +101,6 @@ def _build() -> tuple[np.ndarray, np.ndarray]:
     return info, lower
 
 
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return Path(base) / "corpus-miner"
-
-
 @functools.lru_cache(maxsize=1)
 def code_point_tables() -> tuple[np.ndarray, np.ndarray]:
     """(info uint8[0x110000] of the LOWER_*, SELF_* and SPECIAL flags, lower int32[0x110000])."""
@@ -122,7 +118,7 @@ def cached_tables(kind: str, specs: tuple[tuple[str, type], ...],
 
     version = (f"u{unicodedata.unidata_version}-py{sys.version_info[0]}.{sys.version_info[1]}"
                f"-regex{regex.__version__}")
-    paths = [_cache_dir() / f"{kind}-{version}-{name}.npy" for name, _ in specs]
+    paths = [cache_dir() / f"{kind}-{version}-{name}.npy" for name, _ in specs]
     try:
         # Memory-mapped copy-on-write (writable: the same numba type as a built table): a
         # command reads only the pages of the code points its text has, not all 5.5 MB.

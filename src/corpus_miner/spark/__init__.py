@@ -8,19 +8,14 @@ to run a task, and a BloomSpan task needs neither pandas nor the LSHBloom engine
 imports per worker).
 """
 
+from corpus_miner._lazy import lazy_attributes
 from corpus_miner.spark._require import require_spark
 
 require_spark()
 
-_EXPORTS = {"SparkBloomSpan": "corpus_miner.spark.bloomspan",
-            "SparkLSHBloom": "corpus_miner.spark.lshbloom",
-            "local_session": "corpus_miner.spark.session"}
-__all__ = list(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        import importlib
-
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["SparkBloomSpan", "SparkLSHBloom", "local_session"]
+__getattr__, __dir__ = lazy_attributes(globals(), {
+    "corpus_miner.spark.bloomspan": "SparkBloomSpan",
+    "corpus_miner.spark.lshbloom": "SparkLSHBloom",
+    "corpus_miner.spark.session": "local_session",
+})

@@ -26,6 +26,8 @@ import os
 import shutil
 from pathlib import Path
 
+from corpus_miner.io.cache import cache_dir
+
 QUIET = "-Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off"
 """The JVM's CDS warnings go to stdout, where CLI commands may write their output."""
 CLASS_PATH_ENV = ("SPARK_CLASSPATH", "SPARK_DIST_CLASSPATH", "HADOOP_CONF_DIR", "YARN_CONF_DIR",
@@ -34,11 +36,6 @@ CLASS_PATH_ENV = ("SPARK_CLASSPATH", "SPARK_DIST_CLASSPATH", "HADOOP_CONF_DIR", 
 DUMP_WAIT_SECONDS = 120
 KEEP_ARCHIVES = 4
 """Archives kept in the cache (~150-200 MB each): one per Spark installation, newest first."""
-
-
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return Path(base) / "corpus-miner" / "spark"
 
 
 class ClassArchive:
@@ -58,7 +55,7 @@ class ClassArchive:
             key = _installation_key(conf)
         except OSError:
             return None
-        return None if key is None else cls(cache_dir(), key)
+        return None if key is None else cls(cache_dir() / "spark", key)
 
     def published(self) -> Path | None:
         """The complete archive of this key, if one was published."""
@@ -130,7 +127,6 @@ class ClassArchive:
                 self.failed.touch()
         except OSError:
             pass
-
 
     def _forget_old(self, kept: Path) -> None:
         """Drop this key's earlier archives and all but the KEEP_ARCHIVES - 1 newest archives of

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from corpus_miner._numba.arrays import grow
 from corpus_miner._numba.hashing import splitmix64
 from corpus_miner.io.strings import StringList
 
@@ -155,14 +156,6 @@ def lookup_words(slots, offsets, data, query_offsets, query_data, query_hashes):
 
 
 @njit(cache=True)
-def _grown(values, size):
-    bigger = np.zeros(size, dtype=values.dtype)
-    for i in range(len(values)):  # not a slice assignment: see _numba/arrays.py
-        bigger[i] = values[i]
-    return bigger
-
-
-@njit(cache=True)
 def _count_words(slots, hashes, word_offsets, word_data, counts, n_words, offsets, data, df,
                  query_hashes):
     """Add df[q] to the count of each query word q, inserting words not seen before; every
@@ -181,12 +174,12 @@ def _count_words(slots, hashes, word_offsets, word_data, counts, n_words, offset
                 continue
             w = n_words
             if w + 1 >= len(counts):
-                counts = _grown(counts, 2 * len(counts))
-                hashes = _grown(hashes, 2 * len(hashes))
-                word_offsets = _grown(word_offsets, 2 * len(word_offsets))
+                counts = grow(counts)
+                hashes = grow(hashes)
+                word_offsets = grow(word_offsets)
             start = word_offsets[w]
-            if start + hi - lo > len(word_data):
-                word_data = _grown(word_data, 2 * (start + hi - lo))
+            while start + hi - lo > len(word_data):
+                word_data = grow(word_data)
             for k in range(hi - lo):
                 word_data[start + k] = data[lo + k]
             word_offsets[w + 1] = start + hi - lo
