@@ -24,6 +24,7 @@ from corpus_miner.phrases.exact import mine_fhk  # noqa: E402
 from corpus_miner.spark import (
     SparkBloomSpan,  # noqa: E402
     span_passes,  # noqa: E402
+    stored,  # noqa: E402
 )
 from corpus_miner.spark.span_passes import Passes  # noqa: E402
 
@@ -166,9 +167,12 @@ def test_clean_keeps_every_column_and_row_and_equals_the_cleaner(spark, fitted, 
             assert got["junk_share"] == pytest.approx(row["junk_share"])
 
 
-def test_retried_tasks_give_the_same_answer(spark, tmp_path, monkeypatch):
+@pytest.mark.parametrize("local_storage", [True, False], ids=["rows-kept", "persisted"])
+def test_retried_tasks_give_the_same_answer(spark, tmp_path, monkeypatch, local_storage):
     """Every stored table and reduce output fails in partition 0 on its first attempt; Spark
-    retries (master local[2,4]) and the answer is that of a clean run."""
+    retries (master local[2,4]) and the answer is that of a clean run, with the stored tables
+    kept as rows (local mode) or persisted (what a cluster does)."""
+    monkeypatch.setattr(stored, "local_mode", lambda spark: local_storage)
     marker_dir = str(tmp_path)
 
     def flaky(batches):

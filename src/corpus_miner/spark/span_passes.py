@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark import StorageLevel, TaskContext
+from pyspark import TaskContext
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -39,6 +39,7 @@ from corpus_miner.phrases.distributed.encode import (
 )
 from corpus_miner.phrases.distributed.stages import Plan, Round
 from corpus_miner.phrases.distributed.windows import pack_arrays, unpack_arrays
+from corpus_miner.spark import stored
 
 ROWS = "kind int, bucket int, stage int, tokens long, documents long, blob binary"
 TABLE, KEYED = 0, 1
@@ -132,17 +133,17 @@ class Passes:
         return shared
 
     def keep(self, df: DataFrame) -> DataFrame:
-        df = df.persist(StorageLevel.MEMORY_AND_DISK)
+        df = stored.keep(df)
         self._cached.append(df)
         return df
 
     def release(self, df: DataFrame) -> None:
-        df.unpersist()
+        stored.drop(df)
         self._cached = [kept for kept in self._cached if kept is not df]
 
     def close(self) -> None:
         for df in self._cached:
-            df.unpersist()
+            stored.drop(df)
         for shared in self._broadcasts:
             shared.destroy()
         self._cached, self._broadcasts = [], []

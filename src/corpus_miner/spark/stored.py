@@ -1,0 +1,40 @@
+"""Keeping a DataFrame that later jobs read again, at the lowest cost the deployment allows.
+
+Spark's DataFrame cache (persist) turns rows into column batches as it stores them. For rows
+holding binary blobs of a few MB, as the BloomSpan passes store, that costs the JVM ~5 ns a byte
+(800 MB: 5.0 CPU s to store, 2.1 s to read back), six times more than keeping the rows as they
+are (localCheckpoint: 1.2 s and 1.7 s; whole-process figures of benchmarks/bench_stored.py).
+
+localCheckpoint cuts the lineage, so a block lost with its executor cannot be recomputed. In
+local mode the only executor lives in the driver's JVM, so nothing can be lost without losing the
+job as well: there rows are kept (lazily, by the first job that reads them). On a cluster the
+DataFrame is persisted, and Spark recomputes what a lost executor held.
+"""
+
+from __future__ import annotations
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+
+
+def local_mode(spark) -> bool:
+    """True for master local, local[N], local[*] and local[N, F] (one executor in the driver's
+    JVM); False for clusters and local-cluster[...] (executors in their own JVMs)."""
+    master = spark.sparkContext.master
+    return master == "local" or master.startswith("local[")
+
+
+def keep(df: DataFrame) -> DataFrame:
+    """df, stored by the first job that reads it; drop() releases it."""
+    if local_mode(df.sparkSession):
+        return df.localCheckpoint(eager=False)
+    return df.persist(StorageLevel.MEMORY_AND_DISK)
+
+
+def drop(df: DataFrame) -> None:
+    """Release the storage of a keep() result (blocking until its blocks are removed)."""
+    if local_mode(df.sparkSession):
+        # the checkpointed rows are the blocks of the RDD under the frame's LogicalRDD
+        df._jdf.queryExecution().logical().rdd().unpersist(True)
+    else:
+        df.unpersist()
