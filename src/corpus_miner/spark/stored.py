@@ -1,9 +1,11 @@
 """Keeping a DataFrame that later jobs read again, at the lowest cost the deployment allows.
 
 Spark's DataFrame cache (persist) turns rows into column batches as it stores them. For rows
-holding binary blobs of a few MB, as the BloomSpan passes store, that costs the JVM ~5 ns a byte
-(800 MB: 5.0 CPU s to store, 2.1 s to read back), six times more than keeping the rows as they
-are (localCheckpoint: 1.2 s and 1.7 s; whole-process figures of benchmarks/bench_stored.py).
+holding binary blobs of a few MB, as the BloomSpan passes store, that costs the JVM about three
+times as much as keeping the rows as they are (localCheckpoint): 800 MB in 2 MB blobs took 3.2
+against 1.1 JVM CPU s to store (receiving them from Python included) and 1.8 against 1.5 s to
+read back (benchmarks/bench_stored.py, medians of 3). In a SparkBloomSpan fit of 113M tokens the
+JVM's CPU fell from 20.0 to 15.4 s.
 
 localCheckpoint cuts the lineage, so a block lost with its executor cannot be recomputed. In
 local mode the only executor lives in the driver's JVM, so nothing can be lost without losing the
