@@ -30,7 +30,7 @@ from corpus_miner.phrases.distributed.windows import pack_arrays, unpack_arrays
 from corpus_miner.phrases.result import PhraseTable
 from corpus_miner.spark.span_coverage import batch_coverage as _batch_coverage
 from corpus_miner.spark.span_coverage import shipped_table
-from corpus_miner.spark.span_passes import cached, shared_value
+from corpus_miner.spark.worker import cached, shared_value, task
 
 DOCUMENTS = "unit int, row long, id string, text string, grp string"
 
@@ -136,6 +136,7 @@ def document_figures(docs: DataFrame, table: PhraseTable, min_length: int,
     shared = _shared_table(docs, table, min_length)
     n_phrases = len(table)
 
+    @task
     def cover(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         coverage = cached(shared, _batch_coverage)
         attributed = np.zeros(n_phrases, np.int64)
@@ -188,6 +189,7 @@ def first_occurrences(docs: DataFrame, table: PhraseTable, min_length: int,
     shared = _shared_table(docs, table, min_length)
     phrases = np.array(sorted(wanted), np.int64)
 
+    @task
     def firsts(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         coverage = cached(shared, _batch_coverage)
         for batch in batches:

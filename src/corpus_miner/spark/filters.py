@@ -18,6 +18,7 @@ from corpus_miner.dedup.pipeline import band_keys_for_texts
 from corpus_miner.dedup.scalable_bloom import ScalableBloomFilter
 from corpus_miner.spark import batches
 from corpus_miner.spark.frames import KEYS, ORDER, band_keys_column
+from corpus_miner.spark.worker import task
 
 _SHIPPED = "key long, bits binary"  # key: group x segments per filter + segment
 
@@ -50,6 +51,7 @@ def build_filters(rows: DataFrame, keys_of, num_bits: int, num_hashes: int,
     """
     per_filter = -(-((num_bits + 7) // 8) // batches.SEGMENT_BYTES)
 
+    @task
     def partition_pass(arrow_batches):
         blooms: dict[int, tuple] = {}
         for batch in arrow_batches:
@@ -90,6 +92,7 @@ def query_hits(rows: DataFrame, keys_of, checks: dict[str, list], group_col: str
     shared = spark.sparkContext.broadcast(
         [[None if f is None else _shipped(f) for f in checks[name]] for name in names])
 
+    @task
     def partition_pass(arrow_batches):
         readers = [[None if f is None else _unshipped(f) for f in per_group]
                    for per_group in shared.value]

@@ -20,7 +20,7 @@ from corpus_miner.coverage.clean import DEFAULT_MASK, MODES
 from corpus_miner.errors import ParameterError
 from corpus_miner.io.strings import StringList
 from corpus_miner.phrases.result import PhraseTable
-from corpus_miner.spark.span_passes import cached, shared_value
+from corpus_miner.spark.worker import cached, shared_value, task
 
 SPANS_TYPE = T.ArrayType(T.ArrayType(T.LongType(), False), False)
 _SPANS_ARROW = pa.list_(pa.list_(pa.int64()))
@@ -54,6 +54,7 @@ def coverage_frame(df: DataFrame, table: PhraseTable, min_length: int, text_col:
         T.StructField("tokens_covered", T.LongType(), False),
         T.StructField("junk_spans", SPANS_TYPE, False)]
 
+    @task
     def cover(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         coverage = cached(shared, batch_coverage)
         for batch in batches:
@@ -86,6 +87,7 @@ def cleaned_frame(df: DataFrame, table: PhraseTable, min_length: int, text_col: 
         schema = T.StructType(fields + [T.StructField("junk_spans", SPANS_TYPE, False),
                                         T.StructField("junk_share", T.DoubleType(), False)])
 
+    @task
     def clean(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         coverage = cached(shared, batch_coverage)
         for batch in batches:

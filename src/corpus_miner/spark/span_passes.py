@@ -19,7 +19,6 @@ key sets (exact up to EXACT_KEYS, Bloom filters beyond), deferred keys and phras
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -40,6 +39,7 @@ from corpus_miner.phrases.distributed.encode import (
 from corpus_miner.phrases.distributed.stages import Plan, Round
 from corpus_miner.phrases.distributed.windows import pack_arrays, unpack_arrays
 from corpus_miner.spark import stored
+from corpus_miner.spark.worker import cached, shared_value, task
 
 ROWS = "kind int, bucket int, stage int, tokens long, documents long, blob binary"
 TABLE, KEYED = 0, 1
@@ -55,27 +55,6 @@ EXACT_KEYS = 1 << 20
 that counts them and shipped exactly (8 bytes per key, one probe); larger ones are shipped as
 Bloom filters built on the executors (about 1.2 bytes per key at 1%), so the driver never holds
 more than 8 MiB of keys."""
-
-_worker_cache: dict[tuple, object] = {}
-_CACHE_ENTRIES = 16
-
-
-def shared_value(spark, value):
-    """A broadcast of `value` tagged with a unique token, for `cached`."""
-    return spark.sparkContext.broadcast((uuid.uuid4().hex, value))
-
-
-def cached(broadcast, make: Callable):
-    """make(value) of a shared_value broadcast, built once per Python worker (workers are reused
-    across tasks; the few most recent structures are kept)."""
-    token, value = broadcast.value
-    key = (token, make.__name__)
-    if key not in _worker_cache:
-        while len(_worker_cache) >= _CACHE_ENTRIES:
-            _worker_cache.pop(next(iter(_worker_cache)))
-        _worker_cache[key] = make(value)
-    return _worker_cache[key]
-
 
 def _rows(kind: int, blobs: list[bytes], buckets=None, stage=None, tokens=None,
           documents=None) -> pa.RecordBatch:
@@ -170,6 +149,7 @@ class Passes:
         counts (KEYED, stages WORDS and PAIRS)."""
         plan = self.plan
 
+        @task
         def tokenize(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             counted = stages.PartitionCounts(plan.mask)
             for batch in batches:
@@ -194,6 +174,7 @@ class Passes:
         plan = self.plan
         inline = EXACT_KEYS // plan.buckets
 
+        @task
         def reduce(group: pa.Table) -> pa.Table:
             stage = group.column("stage").to_numpy()
             blobs = group.column("blob").to_pylist()
@@ -236,6 +217,7 @@ class Passes:
         pairs_shared = self.broadcast(frequent_pair)
         plan = self.plan
 
+        @task
         def encode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             index = cached(vocab_shared, _word_index)
             contains = cached(pairs_shared, _membership)
@@ -256,6 +238,7 @@ class Passes:
         partitions = self.table(rows).rdd.getNumPartitions()
         inline = EXACT_KEYS // plan.buckets
 
+        @task
         def reduce(group: pa.Table) -> pa.Table:
             classes = stages.classify_grams(_nonempty(group.column("blob")), plan)
             salts = plan.salts(classes["occurrences"], partitions)
@@ -292,6 +275,7 @@ class Passes:
         spec = self._round_spec(index, live_gram, deferred, salted)
         plan = self.plan
 
+        @task
         def ship(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             contains = cached(frequent_gram, _membership)
             reached = [stages.mark_reach(stages.batch_from_blob(raw), contains, plan)
@@ -307,6 +291,7 @@ class Passes:
         spec = self._round_spec(index, None, None, (np.zeros(0, np.uint64),
                                                     np.zeros(0, np.int64)))
 
+        @task
         def reduce(group: pa.Table) -> pa.Table:
             stage = group.column("stage").to_numpy()
             blobs = group.column("blob").to_pylist()
