@@ -28,8 +28,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from csv_table import write_csv  # noqa: E402
 from profile_spark_cpu import process_cpu  # noqa: E402
+
+from csv_table import write_csv  # noqa: E402
 
 PARTITIONS = 4
 
@@ -77,9 +78,9 @@ def main() -> None:
         blob_source(args.megabytes << 20, args.blob_kb << 10), "blob binary")
     rows: list[dict] = []
 
-    def timed(repeat: int, way: str, step: str, action) -> None:
+    def timed(repeat: int, way: str, step: str, action, *args) -> None:
         cpu, clock = process_cpu(), time.perf_counter()
-        action()
+        action(*args)
         now, after = time.perf_counter(), process_cpu()
         rows.append({"repeat": repeat, "way": way, "step": step,
                      "wall_s": round(now - clock, 3),
@@ -90,14 +91,14 @@ def main() -> None:
         df.mapInArrow(count_rows, "n long").collect()
 
     for repeat in range(args.repeats + 1):  # repeat 0: warm-up
-        timed(repeat, "pass-through", "one scan", lambda: scan(source))
+        timed(repeat, "pass-through", "one scan", scan, source)
         persisted = source.persist(StorageLevel.MEMORY_AND_DISK)
         timed(repeat, "persist", "store (count)", persisted.count)
-        timed(repeat, "persist", "scan", lambda: scan(persisted))
+        timed(repeat, "persist", "scan", scan, persisted)
         persisted.unpersist(blocking=True)
         kept = source.localCheckpoint(eager=False)
         timed(repeat, "rows kept", "store (count)", kept.count)
-        timed(repeat, "rows kept", "scan", lambda: scan(kept))
+        timed(repeat, "rows kept", "scan", scan, kept)
         kept._jdf.queryExecution().logical().rdd().unpersist(True)
     spark.stop()
     rows = [row for row in rows if row["repeat"] > 0]

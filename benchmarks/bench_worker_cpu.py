@@ -56,6 +56,7 @@ STEPS = [
     ("corpus_miner.phrases.distributed.encode", "global_batch"),
     ("corpus_miner._numba.keyset", "KeySet.__call__"),
     ("corpus_miner._numba.keyset", "KeySet.__init__"),
+    ("corpus_miner._numba.block_filter", "BlockFilter.__call__"),
     ("corpus_miner.phrases.distributed.stages", "partition_gram_statistics"),
     ("corpus_miner.phrases.distributed.counts", "gram_statistics"),
     ("corpus_miner.phrases.distributed.counts", "merge_gram_statistics"),

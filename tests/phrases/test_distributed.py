@@ -85,10 +85,12 @@ def test_all_positive_filters_change_nothing():
     docs = synth.web(120, n_sites=4, vocabulary=300, mean_body_words=40, seed=2)
     texts = [" ".join(doc) for doc in docs]
     plan = Plan(3, 4, window_cap=2, buckets=5)
-    exact, _ = mine_partitions(partitioned(texts, 3), plan)
+    exact, _ = mine_partitions(partitioned(texts, 3), plan, make_filter=KeySet)
+    blocks, _ = mine_partitions(partitioned(texts, 3), plan)  # split-block filters: may err
     loose, _ = mine_partitions(partitioned(texts, 3), plan,
                                make_filter=lambda keys: lambda q: np.ones(len(q), bool))
-    assert list(exact.rows()) == list(loose.rows()) == local_rows(texts, 3, 4)
+    assert list(exact.rows()) == list(blocks.rows()) == list(loose.rows()) \
+        == local_rows(texts, 3, 4)
     assert len(exact) > 10
 
 

@@ -4,6 +4,7 @@ merges of sorted runs, gram statistics merges, key sets, word tables, bigram cou
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -107,6 +108,31 @@ def test_key_set_membership_equals_a_python_set(keys, queries):
 
     got = KeySet(np.array(keys, np.uint64))(np.array(keys + queries, np.uint64))
     assert got.tolist() == [q in set(keys) for q in keys + queries]
+
+
+@given(st.lists(st.integers(0, 2**64 - 1), max_size=300),
+       st.lists(st.integers(0, 2**64 - 1), max_size=50))
+@settings(max_examples=300, deadline=None)
+def test_block_filter_holds_every_key(keys, queries):
+    """A split-block filter may answer yes for an absent key, never no for a present one."""
+    from corpus_miner._numba.block_filter import BlockFilter
+
+    test = BlockFilter(np.array(keys, np.uint64))
+    assert test(np.array(keys, np.uint64)).all()
+    assert len(test(np.array(queries, np.uint64))) == len(queries)
+
+
+@pytest.mark.parametrize("n_keys", [1_000, 364_000])
+def test_block_filter_errs_at_its_predicted_rate(n_keys):
+    from corpus_miner._numba.block_filter import BlockFilter
+
+    rng = np.random.default_rng(n_keys)
+    keys = rng.integers(0, 2**63, n_keys, dtype=np.uint64)
+    absent = rng.integers(2**63, 2**64 - 1, 2_000_000, dtype=np.uint64)  # disjoint ranges
+    test = BlockFilter(keys)
+    predicted = test.false_positive_rate(n_keys)
+    assert 0.0003 < predicted < 0.003  # 16 bits a key
+    assert abs(test(absent).mean() - predicted) < 0.25 * predicted
 
 
 # words sharing their first 8 bytes, lengths around 8 and 255, non-ASCII, the empty word

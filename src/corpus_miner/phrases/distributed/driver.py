@@ -1,9 +1,10 @@
 """An in-process engine for the distributed miner: partitions are lists of text arrays.
 
 It runs the map and reduce steps of stages.py exactly as a cluster engine does (a partition at a
-time, keyed blobs routed to buckets, only blobs and broadcasts between steps), with exact sorted
-key sets where a cluster broadcasts Bloom filters. It is the reference the Spark engine is tested
-against and the shortest description of the data flow for another engine.
+time, keyed blobs routed to buckets, only blobs and broadcasts between steps), with the key sets
+held whole where a cluster may broadcast Bloom filters built on its executors. It is the
+reference the Spark engine is tested against and the shortest description of the data flow for
+another engine.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pyarrow as pa
 
+from corpus_miner._numba.block_filter import BlockFilter
 from corpus_miner._numba.keyset import KeySet
 from corpus_miner.phrases.distributed import stages
 from corpus_miner.phrases.distributed.encode import (
@@ -26,11 +28,12 @@ from corpus_miner.phrases.result import PhraseTable
 
 
 def mine_partitions(partitions: Sequence[Sequence[pa.Array]], plan: Plan,
-                    make_filter: Callable[[np.ndarray], stages.Contains] = KeySet
+                    make_filter: Callable[[np.ndarray], stages.Contains] = BlockFilter
                     ) -> tuple[PhraseTable, dict]:
     """Every maximal frequent phrase of the texts (partitions of batches of documents), exact;
-    make_filter builds the membership test shipped for a set of keys (tests pass all-positive or
-    Bloom ones). Returns the PhraseTable (canonical order) and counts per stage."""
+    make_filter builds the membership test shipped for a set of keys (by default the split-block
+    filter Spark's workers query; tests pass all-positive, exact or k-hash Bloom ones). Returns
+    the PhraseTable (canonical order) and counts per stage."""
     stats: dict = {}
 
     def shuffle(mapped):  # [(bucket, blob)] per partition -> blobs per bucket
