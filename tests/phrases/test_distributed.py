@@ -273,16 +273,37 @@ def test_sorted_key_buckets_slice_sorted_keys_by_their_top_bits(values, bits, n_
     assert [b for b, _, _ in slices] == sorted({b for b, _, _ in slices})
 
 
-def test_bigram_counts_are_exact_packed_or_not():
+def test_bigram_counts_are_exact_whatever_their_size():
     from corpus_miner.phrases.distributed.stages import frequent_keys, pair_blob
 
     keys = np.array([1, 5, 2**40 - 1], dtype=np.uint64)
     small = pair_blob(keys, np.array([3, 1, 2], np.uint32))
-    large = pair_blob(keys, np.array([1, 2**24, 1], np.uint32))  # too large to pack
-    assert "packed" in windows.unpack_arrays(small)
-    assert "packed" not in windows.unpack_arrays(large)
+    large = pair_blob(keys, np.array([1, 2**32 - 1, 1], np.uint32))
     assert frequent_keys([small, large], 4).tolist() == [1, 5]
     assert frequent_keys([small, small], 4).tolist() == [1, 2**40 - 1]
+    assert frequent_keys([pair_blob(keys[:0], np.zeros(0, np.uint32)), small], 3).tolist() == [1]
+
+
+@given(st.lists(st.tuples(st.integers(0, 2**64 - 1), st.integers(0, 2**32 - 1)), max_size=80),
+       st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_delta_varints_decode_to_the_rows_in_any_order(rows, ordered):
+    from corpus_miner._numba.delta_varint import decode_key_counts, encode_key_counts
+
+    if ordered:
+        rows = sorted(rows)
+    keys = np.array([k for k, _ in rows], np.uint64)
+    counts = np.array([c for _, c in rows], np.uint32)
+    coded = encode_key_counts(keys, counts)
+    got_keys, got_counts = decode_key_counts(coded, len(rows))
+    assert got_keys.tolist() == keys.tolist() and got_counts.tolist() == counts.tolist()
+    previous = ([0] + [k for k, _ in rows])[:len(rows)]
+    assert len(coded) == sum(_varint_bytes((k - p) % 2**64) + _varint_bytes(c)
+                             for (k, c), p in zip(rows, previous, strict=True))
+
+
+def _varint_bytes(value: int) -> int:
+    return max(1, -(-value.bit_length() // 7))
 
 
 def test_gram_statistics_merge_in_64_bits_from_compact_widths():

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numba import njit
 
+from corpus_miner._numba.delta_varint import decode_key_counts, encode_key_counts
 from corpus_miner._numba.hashing import splitmix64
 from corpus_miner._numba.sorted_runs import sum_sorted_runs
 from corpus_miner.errors import ParameterError
@@ -180,21 +181,15 @@ class PartitionCounts:
 
 
 def pair_blob(keys: np.ndarray, df: np.ndarray) -> bytes:
-    """A bucket's bigram counts as one blob: each (40-bit fingerprint, df) packed into one
-    uint64 when every df fits the low PAIR_DOC_BITS bits (8 bytes a bigram instead of 12)."""
-    if len(df) == 0 or int(df.max()) < 1 << counts.PAIR_DOC_BITS:
-        shift = np.uint64(counts.PAIR_DOC_BITS)
-        return pack_arrays({"packed": (keys << shift) | df.astype(np.uint64)})
-    return pack_arrays({"key": keys, "df": df})
+    """A bucket's bigram counts (sorted fingerprints, uint32 df) as one blob of delta varints
+    (~4 bytes a bigram; _numba/delta_varint.py)."""
+    return pack_arrays({"n": np.array([len(keys)], np.int64),
+                        "coded": encode_key_counts(keys, df)})
 
 
 def _pair_counts(raw: bytes) -> tuple[np.ndarray, np.ndarray]:
     a = unpack_arrays(raw)
-    if "packed" not in a:
-        return a["key"], a["df"].astype(np.int64)
-    shift = np.uint64(counts.PAIR_DOC_BITS)
-    return a["packed"] >> shift, (a["packed"] & np.uint64((1 << counts.PAIR_DOC_BITS) - 1)
-                                  ).astype(np.int64)
+    return decode_key_counts(a["coded"], int(a["n"][0]))
 
 
 def keyed_word_blobs(words: StringList, df: np.ndarray, n_buckets: int
