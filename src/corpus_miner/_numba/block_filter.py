@@ -38,7 +38,7 @@ def _bit(low, salt):
     return np.uint32(1) << np.uint32(((low * salt) & _LOW32) >> np.uint64(27))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def fill_blocks(words, keys):
     n_blocks = len(words) // 8
     for key in keys:
@@ -54,7 +54,7 @@ def fill_blocks(words, keys):
         words[at + 7] |= _bit(low, _S7)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def blocks_contain(words, queries):
     n_blocks = len(words) // 8
     out = np.empty(len(queries), dtype=np.bool_)

@@ -23,7 +23,7 @@ def _put(out, w, value):
     return w + 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def encode_key_counts(keys, counts):
     """keys (uint64), counts (uint32) -> uint8 array of the rows' varints."""
     out = np.empty(15 * len(keys), dtype=np.uint8)
@@ -36,7 +36,7 @@ def encode_key_counts(keys, counts):
     return out[:w].copy()
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def decode_key_counts(data, n):
     """The n rows of encode_key_counts: (keys uint64, counts int64)."""
     keys = np.empty(n, dtype=np.uint64)

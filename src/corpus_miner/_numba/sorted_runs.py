@@ -25,7 +25,7 @@ def merged_order(keys: np.ndarray) -> np.ndarray:
     return np.argsort(keys, kind="stable")
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def sums_in_order(keys, counts, order):
     """(keys, counts, m): the distinct keys of the rows visited in `order` (keys ascending) and
     their summed counts in keys[:m], counts[:m]."""

@@ -31,6 +31,7 @@ from pyspark.sql import functions as F
 from corpus_miner._numba.block_filter import BlockFilter
 from corpus_miner._numba.keyset import KeySet
 from corpus_miner.dedup.bloom import BloomFilter, bloom_size
+from corpus_miner.io.readers import read_ahead
 from corpus_miner.io.strings import StringList
 from corpus_miner.phrases.distributed import stages
 from corpus_miner.phrases.distributed.encode import (
@@ -153,13 +154,10 @@ class Passes:
         @task
         def tokenize(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             counted = stages.PartitionCounts(plan.mask)
-            for batch in batches:
-                blobs = []
-                for piece in stages.text_slices(batch.column(0)):
-                    local = tokenize_batch(piece)
-                    counted.add(local)
-                    blobs.append(stages.local_to_blob(local))
-                yield _rows(TABLE, blobs)
+            pieces = (piece for batch in batches for piece in stages.text_slices(batch.column(0)))
+            for local in read_ahead(map(tokenize_batch, pieces), 1):
+                counted.add(local)
+                yield _rows(TABLE, [stages.local_to_blob(local)])
             pieces = [(bucket, WORDS, blob) for bucket, blob in
                       stages.keyed_word_blobs(*counted.words(), plan.buckets)]
             pieces += [(bucket, PAIRS, blob) for bucket, blob in
@@ -223,8 +221,9 @@ class Passes:
             index = cached(vocab_shared, _word_index)
             contains = cached(pairs_shared, _membership)
             grams = stages.PartitionGrams(plan)
-            for raw in _blobs(batches):
-                batch = stages.encode_batch(stages.local_from_blob(raw), index, contains, plan)
+            encoded = (stages.encode_batch(stages.local_from_blob(raw), index, contains, plan)
+                       for raw in _blobs(batches))
+            for batch in read_ahead(encoded, 1):
                 grams.add(batch)
                 yield _rows(TABLE, [stages.batch_to_blob(batch)])
             yield _keyed_rows(stages.keyed_gram_blobs(grams.result(), plan),

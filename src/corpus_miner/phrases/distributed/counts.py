@@ -34,7 +34,7 @@ NO_LEFT = np.uint32(0xFFFFFFFF)
 _BASE = np.uint64(0x100000001B3)  # odd multiplier of the polynomial token hash
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def prefix_hashes(tokens):
     """h[i] = polynomial hash of tokens[:i] (mod 2^64): the hash of tokens[s:s + k] is
     h[s + k] - h[s] * BASE^k (window_hash)."""
@@ -45,7 +45,7 @@ def prefix_hashes(tokens):
     return h
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def base_power(k):
     p = np.uint64(1)
     for _ in range(k):
@@ -60,7 +60,7 @@ def window_hash(h, start, length, power, mask):
     return splitmix64(h[start + length] - h[start] * np.uint64(power)) & np.uint64(mask)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def content_hash(tokens, start, length, mask):
     """The fingerprint of window_hash computed from the tokens themselves."""
     h = np.uint64(0)
@@ -89,7 +89,7 @@ def pair_fingerprint(hash_a, hash_b, mask):
     return (mixed >> np.uint64(PAIR_DOC_BITS)) & np.uint64(mask)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def packed_pair_documents(tokens, doc_offsets, word_hash, doc_base, mask, out, at):
     """Write (pair_fingerprint << PAIR_DOC_BITS) | (doc_base + d) for every pair of adjacent
     tokens of document d into out[at:] (room for len(tokens) - 1 values needed); returns the end
@@ -106,7 +106,7 @@ def packed_pair_documents(tokens, doc_offsets, word_hash, doc_base, mask, out, a
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def documents_per_key(sorted_packed, doc_bits):
     """(keys, documents) from sorted (key << doc_bits) | document integers. The keys are
     counted first, so that the outputs are allocated at their size (a flush holds 3 times more
@@ -132,7 +132,7 @@ def documents_per_key(sorted_packed, doc_bits):
     return keys, counts
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def frequent_pair_positions(global_tokens, local_tokens, word_hash, mask):
     """(pair fingerprints, positions i) of the pairs i, i + 1 of two frequent words (global ids
     not BREAK); the caller tests the fingerprints against the frequent-bigram set."""
@@ -154,7 +154,7 @@ def frequent_pair_positions(global_tokens, local_tokens, word_hash, mask):
 GRAM_FIELDS = ("fp", "df", "occurrences", "min_left", "max_left", "has_no_left")
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def run_ends(tokens, doc_offsets):
     """end[p]: the first BREAK at or after p in its document (or the document's end)."""
     end = np.empty(len(tokens), dtype=np.int64)
@@ -168,7 +168,7 @@ def run_ends(tokens, doc_offsets):
     return end
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def gram_occurrences(tokens, doc_offsets, length, mask):
     """(fingerprint, document, left neighbour) of every position with `length` non-BREAK tokens
     ahead in its document; left is NO_LEFT at a run start."""
@@ -192,7 +192,7 @@ def gram_occurrences(tokens, doc_offsets, length, mask):
     return fp[:m].copy(), doc[:m].copy(), left[:m].copy()
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _reduce_grams(group, n_groups, doc, left):
     """Per group: df (documents ascend with the input), occurrences, min and max real left
     neighbour, whether some occurrence has none."""
@@ -239,7 +239,7 @@ def empty_gram_statistics() -> dict[str, np.ndarray]:
                                               for name in GRAM_FIELDS[1:]}}
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def gram_statistics_in_order(keys, columns, order):
     """(fingerprints, columns, m) of the rows visited in `order` (keys ascending), rows of equal
     fingerprints combined: columns[:, i] = (df, occurrences, min_left, max_left, has_no_left)

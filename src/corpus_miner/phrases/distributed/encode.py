@@ -65,7 +65,7 @@ def texts_without_nulls(texts: pa.Array) -> pa.Array:
     return pc.fill_null(texts, "") if texts.null_count else texts
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def word_doc_counts(tokens, doc_offsets, n_vocab):
     """Per word id: number of documents containing it (last-seen-document trick)."""
     count = np.zeros(n_vocab, dtype=np.int64)
@@ -96,7 +96,7 @@ def frequent_vocabulary(words: pa.Array, df: np.ndarray, sigma: int) -> StringLi
     return StringList.from_arrow([pc.take(chosen, pc.sort_indices(chosen))])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _gather(ids, tokens):
     """ids[tokens] (numpy's gather first widens the uint16/uint32 indices to a new int64 array,
     then reads: 7 ns a token instead of 1)."""
@@ -114,7 +114,7 @@ def global_batch(local: LocalBatch, index: WordIndex, hashes: np.ndarray | None 
                       local.batch.doc_offsets)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def compact_runs(tokens, doc_offsets, pair_ok, min_length):
     """Keep, per document, the maximal runs of positions joined by pairs with pair_ok[i] (pair
     i, i + 1) that hold >= min_length tokens; runs are separated by one BREAK. Returns (tokens,

@@ -75,7 +75,7 @@ class Plan:
         return np.clip(wanted, 1, max(partitions, 1))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def bucket_of(keys, salt, n_buckets):
     """Reduce bucket of each key (salt 0 = unsalted; salts spread one key over several)."""
     out = np.empty(len(keys), dtype=np.int64)

@@ -37,7 +37,7 @@ def _word_hash(data, lo, hi):
     return h ^ (h >> np.uint64(29))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _word_hashes(offsets, data):
     out = np.empty(len(offsets) - 1, dtype=np.uint64)
     for w in range(len(offsets) - 1):
@@ -120,7 +120,7 @@ def _touch(slots, hashes, first, last):
     return seen
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def build_word_table(offsets, data):
     """The slots (size, 2) of the words of a vocabulary, id = position (the first of equal
     words)."""
@@ -138,7 +138,7 @@ def build_word_table(offsets, data):
     return slots
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def lookup_words(slots, offsets, data, query_offsets, query_data, query_hashes):
     """uint32 id in the table's vocabulary of every query word, 0xFFFFFFFF where it is absent."""
     n = len(query_offsets) - 1
@@ -155,7 +155,7 @@ def lookup_words(slots, offsets, data, query_offsets, query_data, query_hashes):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _count_words(slots, hashes, word_offsets, word_data, counts, n_words, offsets, data, df,
                  query_hashes):
     """Add df[q] to the count of each query word q, inserting words not seen before; every
@@ -194,7 +194,7 @@ def _count_words(slots, hashes, word_offsets, word_data, counts, n_words, offset
     return slots, hashes, word_offsets, word_data, counts, n_words
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _rehashed(slots, hashes, n_words, size):
     """The filled slots moved to a table of `size` (the words are distinct: no comparison)."""
     bigger = np.zeros((size, 2), dtype=np.uint64)
