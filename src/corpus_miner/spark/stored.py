@@ -11,6 +11,10 @@ localCheckpoint cuts the lineage, so a block lost with its executor cannot be re
 local mode the only executor lives in the driver's JVM, so nothing can be lost without losing the
 job as well: there rows are kept (lazily, by the first job that reads them). On a cluster the
 DataFrame is persisted, and Spark recomputes what a lost executor held.
+
+Kept rows are Java objects, one per row: right for a few thousand rows of large blobs, wasteful
+for millions of small rows, which the columnar cache packs tightly (SparkLSHBloom's band tables
+stay persisted for that reason).
 """
 
 from __future__ import annotations
