@@ -154,8 +154,8 @@ class Passes:
         @task
         def tokenize(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             counted = stages.PartitionCounts(plan.mask)
-            pieces = (piece for batch in batches for piece in stages.text_slices(batch.column(0)))
-            for local in read_ahead(map(tokenize_batch, pieces), 1):
+            texts = (piece for batch in batches for piece in stages.text_slices(batch.column(0)))
+            for local in read_ahead(map(tokenize_batch, texts), 1):
                 counted.add(local)
                 yield _rows(TABLE, [stages.local_to_blob(local)])
             pieces = [(bucket, WORDS, blob) for bucket, blob in

@@ -10,7 +10,9 @@ import gc
 import inspect
 import uuid
 from collections.abc import Callable
+from typing import TypeVar, cast
 
+F = TypeVar("F", bound=Callable)
 _worker_cache: dict[tuple, object] = {}
 _CACHE_ENTRIES = 16
 _settled = False
@@ -44,7 +46,7 @@ def _settle() -> None:
         gc.freeze()
 
 
-def task(func: Callable) -> Callable:
+def task(func: F) -> F:
     """func, a one-argument mapInArrow function (batches -> batches) or applyInArrow function
     (table -> table), settling the worker when it ends. (pyspark reads the wrapper's own
     argument list to tell the kinds of grouped functions apart.)"""
@@ -53,11 +55,11 @@ def task(func: Callable) -> Callable:
         def generating(batches):
             yield from func(batches)
             _settle()
-        return generating
+        return cast(F, generating)
 
     @functools.wraps(func)
     def returning(table):
         result = func(table)
         _settle()
         return result
-    return returning
+    return cast(F, returning)
