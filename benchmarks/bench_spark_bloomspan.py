@@ -218,20 +218,21 @@ def plot(rows: list[dict], path: Path) -> None:
         return row["dataset"], int(row["sigma"]), int(row["min_length"])
 
     labels = sorted({label(r) for r in rows})
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    width = 0.38
+    # horizontal bars: one line per dataset label, which may be long ("web3 this release")
+    fig, axes = plt.subplots(1, 2, figsize=(12, 1.2 + 0.42 * len(labels)), sharey=True)
+    height = 0.38
     for i, engine in enumerate(("local", "spark")):
         chosen = {label(r): r for r in rows if r["engine"] == engine}
-        xs = [j + (i - 0.5) * width for j in range(len(labels))]
-        axes[0].bar(xs, [float(chosen[label]["seconds"]) for label in labels], width,
-                    label=engine)
-        axes[1].bar(xs, [float(chosen[label]["peak_rss_mb"]) for label in labels], width,
-                    label=engine)
-    names = [f"{d}\nσ{s}/L{m}" for d, s, m in labels]
+        ys = [j + (i - 0.5) * height for j in range(len(labels))]
+        axes[0].barh(ys, [float(chosen[label]["seconds"]) for label in labels], height,
+                     label=engine)
+        axes[1].barh(ys, [float(chosen[label]["peak_rss_mb"]) for label in labels], height,
+                     label=engine)
+    axes[0].set_yticks(range(len(labels)))
+    axes[0].set_yticklabels([f"{d}  σ{s}/L{m}" for d, s, m in labels], fontsize=8)
+    axes[0].invert_yaxis()
     titles = ("whole-process seconds", "peak RSS of the process tree (MB)")
     for ax, title in zip(axes, titles, strict=True):
-        ax.set_xticks(range(len(labels)))
-        ax.set_xticklabels(names, fontsize=8)
         ax.set_title(title)
         ax.legend()
     fig.tight_layout()
