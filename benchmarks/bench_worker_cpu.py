@@ -57,7 +57,8 @@ STEPS = [
     ("corpus_miner._numba.keyset", "KeySet.__call__"),
     ("corpus_miner._numba.keyset", "KeySet.__init__"),
     ("corpus_miner._numba.block_filter", "BlockFilter.__call__"),
-    ("corpus_miner.phrases.distributed.stages", "partition_gram_statistics"),
+    ("corpus_miner.phrases.distributed.stages", "partition_gram_statistics"),  # before chunks
+    ("corpus_miner.phrases.distributed.stages", "PartitionGrams.flush"),
     ("corpus_miner.phrases.distributed.counts", "gram_statistics"),
     ("corpus_miner.phrases.distributed.counts", "merge_gram_statistics"),
     ("corpus_miner.phrases.distributed.stages", "classify_grams"),

@@ -323,9 +323,11 @@ def test_gram_statistics_merge_in_64_bits_from_compact_widths():
     assert (merged["min_left"].tolist(), merged["max_left"].tolist()) == ([4], [0xFFFFFFFF])
 
 
-@given(small_corpora(), st.integers(1, 6))
+@given(small_corpora(), st.integers(1, 6), st.integers(1, 40))
 @settings(max_examples=60, deadline=None)
-def test_partition_grams_merged_batch_by_batch_equal_one_merge(corpus, n_batches):
+def test_partition_gram_chunks_add_up_to_one_merge(corpus, n_batches, flush_rows):
+    """Chunks flushed every flush_rows pending rows: each sorted, in compact widths, and their
+    merge (the reducers') equals one merge of every batch's statistics."""
     from corpus_miner.phrases.distributed import counts, stages
     from corpus_miner.phrases.distributed.encode import TokenBatch
 
@@ -339,9 +341,18 @@ def test_partition_grams_merged_batch_by_batch_equal_one_merge(corpus, n_batches
         offsets = np.concatenate(([0], np.cumsum([len(t) for t in part]))).astype(np.int64)
         flat = np.concatenate(part) if part else np.zeros(0, np.uint32)
         batches.append(TokenBatch(flat, offsets))
-    got = stages.partition_gram_statistics(batches, plan)
+    original = stages.PartitionGrams.FLUSH_ROWS
+    stages.PartitionGrams.FLUSH_ROWS = flush_rows
+    try:
+        chunks = list(stages.partition_gram_chunks(batches, plan))
+    finally:
+        stages.PartitionGrams.FLUSH_ROWS = original
+    for chunk in chunks:
+        assert list(chunk) == list(counts.GRAM_FIELDS)
+        assert (np.diff(chunk["fp"].astype(object)) > 0).all()  # sorted, distinct
+        assert chunk["min_left"].dtype == np.uint32
+    got = counts.merge_gram_statistics(chunks)
     want = counts.merge_gram_statistics([
         counts.gram_statistics(b.tokens, b.doc_offsets, min_length, plan.mask) for b in batches])
-    assert list(got) == list(counts.GRAM_FIELDS)
     for name in counts.GRAM_FIELDS:
         assert got[name].tolist() == want[name].tolist(), name

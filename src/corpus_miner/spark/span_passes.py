@@ -227,10 +227,11 @@ class Passes:
             encoded = (stages.encode_batch(stages.local_from_blob(raw), index, contains, plan)
                        for raw in _blobs(batches))
             for batch in read_ahead(encoded, 1):
-                grams.add(batch)
+                chunk = grams.add(batch)
                 yield _rows(TABLE, [stages.batch_to_blob(batch)])
-            yield _keyed_rows(stages.keyed_gram_blobs(grams.result(), plan),
-                              grams.tokens)
+                if chunk is not None:  # its rows' token count is 0: the last row has them all
+                    yield _keyed_rows(stages.keyed_gram_blobs(chunk, plan), 0)
+            yield _keyed_rows(stages.keyed_gram_blobs(grams.flush(), plan), grams.tokens)
 
         return self.keep(table.mapInArrow(encode, ROWS))
 

@@ -67,8 +67,8 @@ def mine_partitions(partitions: Sequence[Sequence[pa.Array]], plan: Plan,
     table = [[stages.encode_batch(stages.local_from_blob(raw), index, in_f2, plan)
               for raw in part] for part in stored]
     stats["tokens_after_bigram_filter"] = sum(len(b.tokens) for part in table for b in part)
-    grams = shuffle(stages.keyed_gram_blobs(stages.partition_gram_statistics(part, plan), plan)
-                    for part in table)
+    grams = shuffle([blob for chunk in stages.partition_gram_chunks(part, plan)
+                     for blob in stages.keyed_gram_blobs(chunk, plan)] for part in table)
     classes = [stages.classify_grams(b, plan) for b in grams.values()]
     frequent_fp = np.concatenate([c["frequent"] for c in classes] + [np.zeros(0, np.uint64)])
     live_fp = np.concatenate([c["live"] for c in classes] + [np.zeros(0, np.uint64)])
