@@ -270,6 +270,8 @@ def main() -> None:
         datasets.append(("docs", docs))
     if args.web:
         parts = sorted(glob.glob(os.path.join(args.web, "*.parquet")))[:args.web_parts]
+        if not parts:
+            raise SystemExit(f"no *.parquet in {args.web} (or --web-parts below 1)")
         datasets.append((f"web{len(parts)}", parts))
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-spark-bloomspan-") as tmp:
