@@ -61,6 +61,7 @@ executors (about 1.2 bytes per key at 1%, 28 ns a query), so the driver never ho
 grams) down the Bloom path: two filter-building jobs and slower queries, a 45.9 s fit against
 41.6 s with 2^22."""
 
+
 def _rows(kind: int, blobs: list[bytes], buckets=None, stage=None, tokens=None,
           documents=None) -> pa.RecordBatch:
     """A batch of ROWS of one kind (the unused columns null)."""
