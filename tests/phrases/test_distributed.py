@@ -306,28 +306,36 @@ def _varint_bytes(value: int) -> int:
     return max(1, -(-value.bit_length() // 7))
 
 
-def test_gram_statistics_merge_in_64_bits_from_compact_widths():
-    from corpus_miner.phrases.distributed import counts
+LEFTS = st.integers(0, 0xFFFFFFFE) | st.just(0xFFFFFFFF)  # token ids, NO_LEFT
 
-    def part(df, occ, left):
-        return counts.compact_gram_statistics({
-            "fp": np.array([7], np.uint64), "df": np.array([df], np.int64),
-            "occurrences": np.array([occ], np.int64), "min_left": np.array([left], np.int64),
-            "max_left": np.array([left], np.int64), "has_no_left": np.array([0], np.int64)})
 
-    a, b = part(2**32 - 1, 2**32 - 1, 4), part(5, 2**33, 0xFFFFFFFF)
-    assert a["df"].dtype == np.uint32 and b["occurrences"].dtype == np.int64
-    merged = counts.merge_gram_statistics([a, b])
-    assert merged["df"].tolist() == [2**32 + 4]
-    assert merged["occurrences"].tolist() == [2**32 - 1 + 2**33]
-    assert (merged["min_left"].tolist(), merged["max_left"].tolist()) == ([4], [0xFFFFFFFF])
+@given(st.lists(st.tuples(st.integers(0, 2**64 - 1), st.integers(1, 2**40), st.integers(0, 5),
+                          LEFTS, LEFTS, st.integers(0, 1)), max_size=60),
+       st.integers(1, 5))
+@settings(max_examples=300, deadline=None)
+def test_gram_rows_cross_the_shuffle_exactly(rows, n_buckets):
+    """keyed_gram_blobs and gram_rows_from_blob: every row back, whatever its values (lefts are
+    32-bit: a token id or NO_LEFT, the min above the max when no real left was seen)."""
+    from corpus_miner.phrases.distributed import counts, stages
+
+    rows = sorted({r[0]: r for r in rows}.values())
+    stats = {"fp": np.array([r[0] for r in rows], np.uint64),
+             "df": np.array([r[1] for r in rows], np.int64),
+             "occurrences": np.array([r[1] + r[2] for r in rows], np.int64),
+             "min_left": np.array([r[3] for r in rows], np.int64),
+             "max_left": np.array([r[4] for r in rows], np.int64),
+             "has_no_left": np.array([r[5] for r in rows], np.int64)}
+    blobs = list(stages.keyed_gram_blobs(stats, Plan(2, 3, buckets=n_buckets)))
+    got = counts.merge_gram_statistics([stages.gram_rows_from_blob(b) for _, b in blobs])
+    for name in counts.GRAM_FIELDS:
+        assert got[name].tolist() == stats[name].tolist(), name
 
 
 @given(small_corpora(), st.integers(1, 6), st.integers(1, 40))
 @settings(max_examples=60, deadline=None)
 def test_partition_gram_chunks_add_up_to_one_merge(corpus, n_batches, flush_rows):
-    """Chunks flushed every flush_rows pending rows: each sorted, in compact widths, and their
-    merge (the reducers') equals one merge of every batch's statistics."""
+    """Chunks flushed every flush_rows pending rows: each sorted, and their merge (the
+    reducers') equals one merge of every batch's statistics."""
     from corpus_miner.phrases.distributed import counts, stages
     from corpus_miner.phrases.distributed.encode import TokenBatch
 
@@ -350,7 +358,6 @@ def test_partition_gram_chunks_add_up_to_one_merge(corpus, n_batches, flush_rows
     for chunk in chunks:
         assert list(chunk) == list(counts.GRAM_FIELDS)
         assert (np.diff(chunk["fp"].astype(object)) > 0).all()  # sorted, distinct
-        assert chunk["min_left"].dtype == np.uint32
     got = counts.merge_gram_statistics(chunks)
     want = counts.merge_gram_statistics([
         counts.gram_statistics(b.tokens, b.doc_offsets, min_length, plan.mask) for b in batches])

@@ -59,8 +59,7 @@ def test_sum_of_sorted_runs_of_nothing_and_of_read_only_inputs():
 
 @st.composite
 def gram_parts(draw):
-    """Gram statistics of a few parts, each sorted by distinct fingerprints, in int64 or in the
-    compact widths of counts.compact_gram_statistics."""
+    """Gram statistics of a few parts, each sorted by distinct fingerprints."""
     pool = draw(KEY_POOLS)
     parts = []
     for _ in range(draw(st.integers(0, 6))):
@@ -74,7 +73,7 @@ def gram_parts(draw):
         part = {"fp": np.array(fp, np.uint64), "df": np.array(df, np.int64),
                 "occurrences": np.array(occ, np.int64), "min_left": np.array(lo, np.int64),
                 "max_left": np.array(hi, np.int64), "has_no_left": np.array(none, np.int64)}
-        parts.append(counts.compact_gram_statistics(part) if draw(st.booleans()) else part)
+        parts.append(part)
     return parts
 
 

@@ -280,21 +280,6 @@ def merge_gram_statistics(parts: list[dict[str, np.ndarray]]) -> dict[str, np.nd
             **{name: used((columns[c],), m)[0] for c, name in enumerate(GRAM_FIELDS[1:])}}
 
 
-def compact_gram_statistics(stats: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The statistics in the fewest bytes that hold them (25 per gram instead of 48): counts in
-    32 bits when they fit, left neighbours (token ids or NO_LEFT) in 32, the flag in 8. Merges
-    sum in 64 bits (merge_gram_statistics)."""
-    out = {"fp": stats["fp"]}
-    for name in ("df", "occurrences"):
-        values = stats[name]
-        small = len(values) == 0 or int(values.max()) <= 0xFFFFFFFF
-        out[name] = values.astype(np.uint32) if small else values
-    out["min_left"] = stats["min_left"].astype(np.uint32)
-    out["max_left"] = stats["max_left"].astype(np.uint32)
-    out["has_no_left"] = stats["has_no_left"].astype(np.uint8)
-    return out
-
-
 def live_and_frequent(stats: dict[str, np.ndarray], sigma: int) -> tuple[np.ndarray, np.ndarray]:
     """(frequent: df >= sigma, live: frequent and not left-unique) per fingerprint."""
     frequent = stats["df"] >= sigma

@@ -17,7 +17,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numba import njit
 
-from corpus_miner._numba.delta_varint import decode_key_counts, encode_key_counts
+from corpus_miner._numba.delta_varint import (
+    decode_gram_rows,
+    decode_key_counts,
+    encode_gram_rows,
+    encode_key_counts,
+)
 from corpus_miner._numba.hashing import splitmix64
 from corpus_miner._numba.sorted_runs import sum_sorted_runs
 from corpus_miner.errors import ParameterError
@@ -264,9 +269,18 @@ def keyed_pair_blobs(pairs: dict[str, np.ndarray], plan: Plan) -> Iterator[tuple
 
 
 def keyed_gram_blobs(stats: dict[str, np.ndarray], plan: Plan) -> Iterator[tuple[int, bytes]]:
-    """(bucket, blob) of a partition's gram statistics (sorted by fingerprint)."""
+    """(bucket, blob) of a partition's gram statistics (sorted by fingerprint), as varints
+    (~12 bytes a gram; _numba/delta_varint.py)."""
     for bucket, lo, hi in sorted_key_buckets(stats["fp"], plan.fingerprint_bits, plan.buckets):
-        yield bucket, pack_arrays({name: a[lo:hi] for name, a in stats.items()})
+        coded = encode_gram_rows(*(stats[name][lo:hi] for name in counts.GRAM_FIELDS))
+        yield bucket, pack_arrays({"n": np.array([hi - lo], np.int64), "coded": coded})
+
+
+def gram_rows_from_blob(raw: bytes) -> dict[str, np.ndarray]:
+    """The gram statistics of a keyed_gram_blobs blob."""
+    a = unpack_arrays(raw)
+    fp, columns = decode_gram_rows(a["coded"], int(a["n"][0]))
+    return {"fp": fp, **{name: columns[c] for c, name in enumerate(counts.GRAM_FIELDS[1:])}}
 
 
 def sorted_key_buckets(keys: np.ndarray, key_bits: int, n_buckets: int
@@ -308,7 +322,7 @@ class PartitionGrams:
     row about four times: at σ 3 on 113M web tokens it was the largest step of the workers."""
 
     FLUSH_ROWS = 1 << 22
-    """Pending rows (48 bytes each before compaction) that make a chunk. At σ 20 a 37.6M-token
+    """Pending rows (48 bytes each) that make a chunk. At σ 20 a 37.6M-token
     partition has 3.7M batch rows, which merge to 1.45M: one chunk; at σ 3 15.6M merge to 11.9M
     in one, to more in four chunks."""
 
@@ -319,7 +333,7 @@ class PartitionGrams:
         self._n_pending = 0
 
     def add(self, batch: TokenBatch) -> dict[str, np.ndarray] | None:
-        """Take a batch; a chunk (compact widths, sorted by fingerprint) when one is full."""
+        """Take a batch; a chunk (sorted by fingerprint) when one is full."""
         self.tokens += len(batch.tokens)
         part = counts.gram_statistics(batch.tokens, batch.doc_offsets, self.plan.min_length,
                                       self.plan.mask)
@@ -331,7 +345,7 @@ class PartitionGrams:
         """The pending statistics as a chunk (empty when none are pending)."""
         merged = counts.merge_gram_statistics(self._pending)
         self._pending, self._n_pending = [], 0
-        return counts.compact_gram_statistics(merged)
+        return merged
 
 
 def partition_gram_chunks(batches: Iterable[TokenBatch], plan: Plan
@@ -348,7 +362,7 @@ def partition_gram_chunks(batches: Iterable[TokenBatch], plan: Plan
 def classify_grams(blobs: Iterable[bytes], plan: Plan) -> dict[str, np.ndarray]:
     """Stage 2 reduce: frequent and live fingerprints of one bucket, and the occurrences of
     frequent ones (for salting)."""
-    stats = counts.merge_gram_statistics([dict(unpack_arrays(raw)) for raw in blobs])
+    stats = counts.merge_gram_statistics([gram_rows_from_blob(raw) for raw in blobs])
     frequent, live = counts.live_and_frequent(stats, plan.sigma)
     return {"frequent": stats["fp"][frequent], "live": stats["fp"][live],
             "occurrences": stats["occurrences"][frequent]}
