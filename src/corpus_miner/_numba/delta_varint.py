@@ -38,6 +38,13 @@ def _get(data, r):
         shift += np.uint64(7)
 
 
+@njit(cache=True, inline="always")
+def _get_key(data, r, previous):
+    """The key after `previous`: previous plus the difference read at r (modulo 2^64)."""
+    delta, r = _get(data, r)
+    return previous + delta, r
+
+
 @njit(cache=True, nogil=True)
 def encode_key_counts(keys, counts):
     """keys (uint64), counts (uint32) -> uint8 array of the rows' varints."""
@@ -57,11 +64,8 @@ def decode_key_counts(data, n):
     keys = np.empty(n, dtype=np.uint64)
     counts = np.empty(n, dtype=np.int64)
     r = 0
-    previous = np.uint64(0)
     for i in range(n):
-        delta, r = _get(data, r)
-        previous += delta
-        keys[i] = previous
+        keys[i], r = _get_key(data, r, keys[i - 1] if i else np.uint64(0))
         count, r = _get(data, r)
         counts[i] = np.int64(count)
     return keys, counts
@@ -110,11 +114,8 @@ def decode_gram_rows(data, n):
     fp = np.empty(n, dtype=np.uint64)
     columns = np.empty((5, n), dtype=np.int64)
     r = 0
-    previous = np.uint64(0)
     for i in range(n):
-        delta, r = _get(data, r)
-        previous += delta
-        fp[i] = previous
+        fp[i], r = _get_key(data, r, fp[i - 1] if i else np.uint64(0))
         df, r = _get(data, r)
         extra, r = _get(data, r)
         lo, r = _get(data, r)
