@@ -1,15 +1,15 @@
 """What it costs the JVM to keep a DataFrame of large binary rows for a second job: Spark's
 columnar cache (persist) against kept rows (localCheckpoint), next to a plain pass-through.
 
-    python benchmarks/bench_stored.py [--megabytes 800] [--blob-kb 2048] [--repeats 3]
+    python benchmarks/bench_stored.py [--repeats 3]
 
-One local[2] session (its own process). Python workers (mapInArrow) yield --megabytes of random
-blobs of --blob-kb each over 4 partitions, as SparkBloomSpan's passes yield their stored
-batches. Per repeat and way, in turn:
+One local[2] session (its own process). Python workers (mapInArrow) yield 800 MB of random blobs
+of 2 MB over 4 partitions (profile_spark_cpu.py's `blobs`), as SparkBloomSpan's passes yield
+their stored batches. Per repeat and way, in turn:
 - pass-through: the blobs go straight into a second mapInArrow that counts them;
 - persist: persist(MEMORY_AND_DISK), a count() builds the cache, then one scan by mapInArrow;
-- rows kept: localCheckpoint(eager=False), a count() stores the rows, then one scan (the storage
-  corpus_miner.spark.stored uses in local mode).
+- rows kept: corpus_miner.spark.stored.keep (localCheckpoint in local mode), a count() stores
+  the rows, then one scan.
 CPU seconds are those of the JVM and of the Python workers (psutil), wall seconds the driver's.
 A warm-up round (left out) lets the JIT compile first.
 
@@ -28,54 +28,30 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from profile_spark_cpu import process_cpu  # noqa: E402
+from profile_spark_cpu import PARTITIONS, blobs, count_rows, process_cpu  # noqa: E402
 
 from csv_table import write_csv  # noqa: E402
-
-PARTITIONS = 4
-
-
-def blob_source(total_bytes: int, blob_bytes: int):
-    def blobs(batches):
-        import numpy as np
-        import pyarrow as pa
-
-        for _ in batches:
-            pass
-        raw = np.random.default_rng(0).integers(0, 255, blob_bytes, dtype=np.uint8).tobytes()
-        n = total_bytes // PARTITIONS // blob_bytes
-        per = max(1, (8 << 20) // blob_bytes)  # ~8 MB Arrow batches
-        for i in range(0, n, per):
-            yield pa.RecordBatch.from_arrays([pa.array([raw] * min(per, n - i), pa.binary())],
-                                             names=["blob"])
-    return blobs
-
-
-def count_rows(batches):
-    import pyarrow as pa
-
-    yield pa.RecordBatch.from_arrays([pa.array([sum(b.num_rows for b in batches)])],
-                                     names=["n"])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--megabytes", type=int, default=800)
-    parser.add_argument("--blob-kb", type=int, default=2048)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=HERE / "results" / "bench_stored.csv")
     args = parser.parse_args()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark import StorageLevel
+    import profile_spark_cpu
+    from pyspark import StorageLevel, cloudpickle
 
-    from corpus_miner.spark import local_session
+    # the workers cannot import a benchmark script: its functions travel by value
+    cloudpickle.register_pickle_by_value(profile_spark_cpu)
+
+    from corpus_miner.spark import local_session, stored
 
     spark = local_session("local[2]", app_name="bench-stored", spark__driver__memory="8g",
                           spark__ui__enabled="false")
     spark.sparkContext.setLogLevel("ERROR")
-    source = spark.range(PARTITIONS, numPartitions=PARTITIONS).mapInArrow(
-        blob_source(args.megabytes << 20, args.blob_kb << 10), "blob binary")
+    source = spark.range(PARTITIONS, numPartitions=PARTITIONS).mapInArrow(blobs, "blob binary")
     rows: list[dict] = []
 
     def timed(repeat: int, way: str, step: str, action, *args) -> None:
@@ -96,10 +72,10 @@ def main() -> None:
         timed(repeat, "persist", "store (count)", persisted.count)
         timed(repeat, "persist", "scan", scan, persisted)
         persisted.unpersist(blocking=True)
-        kept = source.localCheckpoint(eager=False)
+        kept = stored.keep(source)
         timed(repeat, "rows kept", "store (count)", kept.count)
         timed(repeat, "rows kept", "scan", scan, kept)
-        kept._jdf.queryExecution().logical().rdd().unpersist(True)
+        stored.drop(kept)
     spark.stop()
     rows = [row for row in rows if row["repeat"] > 0]
     write_csv(args.out, rows)

@@ -39,6 +39,7 @@ from csv_table import write_csv  # noqa: E402
 
 BLOB_BYTES = 2 << 20
 BLOBS_PER_PARTITION = 100
+PARTITIONS = 4  # of the blobs' DataFrame: 800 MB in all
 
 
 def process_cpu() -> dict[str, float]:
@@ -134,7 +135,7 @@ def main() -> None:
                              if args.java_options else {}))
     spark.sparkContext.setLogLevel("ERROR")
     phase("session")
-    seed = spark.range(4, numPartitions=4)
+    seed = spark.range(PARTITIONS, numPartitions=PARTITIONS)
     seed.mapInArrow(blobs, "blob binary").mapInArrow(count_rows, "n long").collect()
     phase("warm-up")
     stored = seed.mapInArrow(blobs, "blob binary").persist(StorageLevel.MEMORY_AND_DISK)

@@ -2,8 +2,8 @@
 
 Spark's DataFrame cache (persist) turns rows into column batches as it stores them. For rows
 holding binary blobs of a few MB, as the BloomSpan passes store, that costs the JVM about three
-times as much as keeping the rows as they are (localCheckpoint): 800 MB in 2 MB blobs took 3.2
-against 1.1 JVM CPU s to store (receiving them from Python included) and 1.8 against 1.5 s to
+times as much as keeping the rows as they are (localCheckpoint): 800 MB in 2 MB blobs took 3.4
+against 1.2 JVM CPU s to store (receiving them from Python included) and 1.9 against 1.5 s to
 read back (benchmarks/bench_stored.py, medians of 3). In a SparkBloomSpan fit of 113M tokens the
 JVM's CPU fell from 20.0 to 15.4 s.
 
