@@ -19,8 +19,7 @@ from corpus_miner.dedup import LSHBloom
 from corpus_miner.errors import OutputError, ParameterError
 from corpus_miner.io import read_documents
 from corpus_miner.synth import web_pages as w
-from corpus_miner.synth import web_render as wk
-from corpus_miner.synth import web_world
+from corpus_miner.synth import web_text, web_words, web_world
 from tests.helpers import run_python
 from tests.synth.test_article import answer
 
@@ -56,20 +55,85 @@ def test_deterministic_given_seed_and_prefix_stable():
 
 
 def test_text_layout_and_tokens():
-    rows = pages(n_docs=300)
+    world = w.WebWorld(SMALL)
+    block = w.generate_block(world, 0, 300)
+    rows = w.block_table(world, block).to_pylist()
     assert [r["id"] for r in rows] == [f"web-{i}" for i in range(300)]
-    for row in rows:
+    for row, a, b in zip(rows, block.doc_offsets[:-1], block.doc_offsets[1:]):
         text = row["text"]
         assert text == text.strip() and "\n\n\n" not in text and "  " not in text
-        assert re.match(r"[a-z]+ \d{1,2} \d{4}\n", text)  # the date line comes first
-        assert tokenize(text) == text.split()  # what the tokenizer sees is what was generated
+        assert re.match(r"Posted on [A-Z][a-z]+ \d{1,2} \d{4}\n", text)  # the date line first
+        # what the tokenizer sees is what was generated
+        assert tokenize(text) == [world.vocab[t] for t in block.tokens[a:b]]
         assert re.fullmatch(r"https://site\d+\.example/page/\d+", row["url"])
 
 
+def test_every_display_form_is_its_one_token():
+    world = w.WebWorld(SMALL)
+    assert len(world.display) == len(world.vocab)
+    for display, token in zip(world.display, world.vocab):
+        assert tokenize(display) == [token], display
+
+
+def test_pages_read_like_the_web():
+    """Sentences of English words, and boilerplate a person recognises among the phrases."""
+    world = w.WebWorld(w.WebParams(n_sites=8, vocabulary=5000, mean_body_words=150, seed=2))
+    block = w.generate_block(world, 0, 400)
+    texts = w.block_table(world, block).column("text").to_pylist()
+    english = set(web_words.NOUNS + web_words.VERBS + web_words.ADJECTIVES + web_words.ADVERBS
+                  + web_words.DETERMINERS + web_words.PREPOSITIONS + web_words.PRONOUNS
+                  + web_words.MODALS + web_words.CONJUNCTIONS)
+    words = [t for text in texts for t in tokenize(text)]
+    assert sum(t in english for t in words) / len(words) > 0.6  # the rest: made-up, numbers
+    body = [p for text in texts for p in text.split("\n\n")[1:]
+            if p.endswith(".") and "|" not in p]
+    assert len(body) > 400
+    sentences = [s for p in body for s in p.split(". ")]
+    assert all(s[0].isupper() for s in sentences)
+    assert 5 < np.median([len(tokenize(s)) for s in sentences]) < 15
+    docs = [tokenize(text) for text in texts]
+    phrases = " / ".join(text for text, _, _ in answer(docs, 20, 10))
+    for boilerplate in ("we use cookies to improve your experience", "all rights reserved",
+                        "subscribe to our newsletter", "privacy policy"):
+        assert boilerplate in phrases, boilerplate
+
+
+def test_words_of_a_class_follow_zipf():
+    """fill_body draws each class's words with Zipf weights (exact alias sampling)."""
+    body = w.WebWorld(SMALL).body
+    noun = web_text.CLASS_NAMES.index("NOUN")
+    n = 400_000
+    tokens = np.zeros(n, dtype=np.int32)
+    seps = np.zeros(n, dtype=np.uint8)
+    rng = np.random.default_rng(0)
+    web_text.fill_body(tokens, seps, np.array([0]), np.array([n]), np.array([0]),
+                       np.full(n, noun, dtype=np.int64), np.zeros(n, dtype=np.uint8),
+                       body.class_first, body.class_size, body.alias_prob, body.alias,
+                       rng.random(n))
+    size = int(body.class_size[noun])
+    counts = np.bincount(tokens - body.class_first[noun], minlength=size)
+    assert counts.sum() == n and len(counts) == size
+    weights = 1.0 / np.arange(1, size + 1) ** SMALL.zipf_exponent
+    expected = n * weights / weights.sum()
+    assert np.all(np.abs(counts[:20] - expected[:20]) < 5 * np.sqrt(expected[:20]))
+
+
+def test_made_up_words_are_distinct_and_new():
+    rng = np.random.default_rng(1)
+    exclude = {"bora", "tan"}
+    classes = web_text.made_up_words(rng, [3000, 500, 1], [("",), ("ly",), ("ic",)], exclude)
+    assert [len(c) for c in classes] == [3000, 500, 1]
+    flat = [x for c in classes for x in c]
+    assert len(set(flat)) == len(flat) and not exclude & set(flat)
+    assert all(re.fullmatch("[a-z]+", x) for x in flat)
+    assert all(x.endswith("ly") for x in classes[1])
+    assert [len(x) for x in classes[0]] == sorted(len(x) for x in classes[0])
+
+
 def _masked_paragraphs(text: str) -> list[list[str]]:
-    """Paragraphs as word lists with the variable parts (digits, names, months) masked."""
+    """Paragraphs as token lists with the variable parts (digits, names, months) masked."""
     variable = set(web_world.NAMES) | set(web_world.MONTHS)
-    return [["#" if word.isdigit() or word in variable else word for word in p.split()]
+    return [["#" if word.isdigit() or word in variable else word for word in tokenize(p)]
             for p in text.split("\n\n")]
 
 
@@ -120,7 +184,7 @@ def test_dedup_finds_most_reposts_and_flags_few_originals():
 
 def test_token_budget_stops_at_the_page_that_reaches_it():
     rows = pages(n_tokens=20000)
-    counts = np.cumsum([len(r["text"].split()) for r in rows])
+    counts = np.cumsum([len(tokenize(r["text"])) for r in rows])
     assert counts[-1] >= 20000 > counts[-2]
     assert rows == pages(n_docs=len(rows))
     first_block = int(w.generate_block(w.WebWorld(SMALL), 0).doc_offsets[-1])
@@ -132,11 +196,17 @@ def test_render_equals_plain_python():
     world = w.WebWorld(SMALL)
     block = w.generate_block(world, 0, 50)
     table = w.block_table(world, block)
-    joiners = {wk.SPACE: " ", wk.LINE: "\n", wk.PARAGRAPH: "\n\n", wk.END: ""}
     expected = []
     for a, b in zip(block.doc_offsets[:-1], block.doc_offsets[1:]):
-        expected.append("".join(world.vocab[t] + joiners[s]
-                                for t, s in zip(block.tokens[a:b], block.seps[a:b])))
+        text, capital = "", True
+        for t, s in zip(block.tokens[a:b], block.seps[a:b]):
+            word = world.display[t]
+            text += (word[0].upper() + word[1:] if capital and word[0].islower() else word)
+            text += web_text.SEPARATORS[s]
+            capital = s in web_text.CAPITAL_AFTER
+        expected.append(text)
+    assert set(block.seps.tolist()) >= {web_text.PERIOD, web_text.COMMA, web_text.LINE,
+                                        web_text.PERIOD_PARAGRAPH, web_text.PARAGRAPH}
     assert table.column("text").to_pylist() == expected
 
 
@@ -162,7 +232,7 @@ def test_write_web_formats_give_the_same_records(tmp_path, name):
                             "reposts_paragraph_dropped"))
     records = [r for batch in read_documents([out]) for r in batch.records.to_pylist()]
     assert records == pages(n_docs=120)
-    assert counts["tokens"] == sum(len(r["text"].split()) for r in records)
+    assert counts["tokens"] == sum(len(tokenize(r["text"])) for r in records)
 
 
 def test_parquet_parts_are_replaced_but_other_folders_are_not(tmp_path, monkeypatch):
@@ -202,7 +272,7 @@ def test_cli_web_summary_and_errors(tmp_path, capsys):
     with gzip.open(out, "rt") as fh:
         rows = [json.loads(line) for line in fh]
     reposts = sum(r["repost_of"] is not None for r in rows)
-    assert f"wrote 200 web pages ({sum(len(r['text'].split()) for r in rows):,} tokens)" in err
+    assert f"wrote 200 web pages ({sum(len(tokenize(r['text'])) for r in rows):,} tokens)" in err
     assert f"{reposts} of them are edited copies" in err and err.count("\n") == 1
     parts = tmp_path / "parts"
     assert main(["generate", "web", "-o", str(parts), "--tokens", "5e3", "--sites", "3",

@@ -25,8 +25,9 @@ def register(subparsers) -> None:
         description="Write a synthetic corpus: JSONL rows (id, text), for web also Parquet (id, "
         "url, text, repost_of). synthetic1: the BloomSpan "
         "article's unique-word background with inserted phrases (known answer); synthetic2: dense "
-        "nested overlaps; web: Zipfian pages with site templates, variable parts and planted "
-        "reposts (edited copies of earlier pages).")
+        "nested overlaps; web: pages in English-like text with site headers, menus, footers, "
+        "cookie banners and disclaimers (variable parts drawn per page) and planted reposts "
+        "(edited copies of earlier pages).")
     parser.add_argument("kind", choices=("synthetic1", "synthetic2", "web"))
     parser.add_argument("-o", "--output", required=True,
                         help="output file: .jsonl or .jsonl.gz; web also .parquet, or a folder "
@@ -49,7 +50,7 @@ def register(subparsers) -> None:
     parser.add_argument("--max-window", type=int, default=None,
                         help="synthetic2: longest window (default family length / 2)")
     parser.add_argument("--sites", type=int, default=50, help="web: number of sites")
-    parser.add_argument("--vocabulary", type=int, default=50000, help="web: vocabulary size")
+    parser.add_argument("--vocabulary", type=int, default=50000, help="web: content words of the page bodies (plus ~60 function words; default 50000)")
     parser.add_argument("--body-words", type=int, default=400, help="web: mean body length")
     parser.add_argument("--reposts", type=float, default=0.05, metavar="SHARE",
                         help="web: share of pages that are edited copies of an earlier page "

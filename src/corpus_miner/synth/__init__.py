@@ -1,8 +1,10 @@
 """Corpus generators with known structure, for tests, benchmarks and the quick start.
 
 - synthetic1, synthetic2: the BloomSpan article's corpora (`article.py`), as token lists.
-- web: web-like pages with site templates and planted reposts (`web_pages.py` over the sites and
-  templates of `web_world.py`, text by `web_render.py`), fast enough for a billion tokens
+- web: web-like pages in English-like text with site templates and planted reposts (`web_pages.py`
+  over the sites and templates of `web_world.py`, built from the words and pieces of
+  `web_words.py`, body sentences of `web_text.py`, text by `web_render.py`), fast enough for a
+  billion tokens
   (`write_web`), or as token lists for small tests (`web`).
 """
 

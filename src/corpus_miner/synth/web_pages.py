@@ -1,4 +1,4 @@
-"""Web-like pages, fast enough for a billion tokens: Zipfian bodies, site templates, reposts.
+"""Web-like pages, fast enough for a billion tokens: English-like bodies, site templates, reposts.
 
 The world (vocabulary, templates, sites) is drawn once from the seed; pages are then generated in
 blocks of BLOCK_DOCS with vectorised numpy, each block from its own generator seeded with
@@ -6,9 +6,11 @@ blocks of BLOCK_DOCS with vectorised numpy, each block from its own generator se
 depends only on the parameters and the seed, and the first n pages are the same whatever the
 number of pages asked for.
 
-A page: a date line (month, day, year), the site's header and navigation, body paragraphs of
-Zipfian words (lognormal length, capped at BODY_CAP_FACTOR x the mean) with the site's widget
-among them, CMS snippets shared by all sites, the site's disclaimer and footer. Templates hold
+A page: a date line ("Posted on March 3 2024"), the site's header and navigation, body paragraphs
+of generated sentences (Zipfian words by part of speech, `web_text`; lognormal length, capped at
+BODY_CAP_FACTOR x the mean) with the site's "read also" widget among them, CMS snippets shared by
+all sites (cookie banner, newsletter box, share bar, comment rules), the site's disclaimer and
+footer. Templates hold
 variable parts (years, counters, names) drawn for every page. Each template is shown with odds
 of its own site. Sites are Zipf(0.8)-popular.
 
@@ -35,7 +37,14 @@ from corpus_miner.errors import ParameterError
 from corpus_miner.io.strings import string_array
 from corpus_miner.synth import web_render as wk
 from corpus_miner.synth.article import _check_positive
-from corpus_miner.synth.web_render import END, LINE, PARAGRAPH
+from corpus_miner.synth.web_text import (
+    END,
+    LINE,
+    PARAGRAPH,
+    PERIOD_END,
+    PERIOD_PARAGRAPH,
+    fill_body,
+)
 from corpus_miner.synth.web_world import (
     DISCLAIMER,
     FOOTER,
@@ -84,7 +93,7 @@ class WebBlock:
 
 @dataclass
 class _Segments:
-    """A page as a sequence of segments (a template, a run of Zipfian words, or a copy of a
+    """A page as a sequence of segments (a template, a body paragraph, or a copy of a
     segment of another page), ordered by (doc, key); `sep` follows the segment's last token."""
     doc: np.ndarray
     key: np.ndarray
@@ -134,12 +143,13 @@ def _original_segments(world: WebWorld, rng: np.random.Generator, docs: np.ndarr
                                      np.bincount(owner, minlength=n))[owner]
     n_paragraphs = np.bincount(owner, minlength=n)
     widget_at = (rng.random(n) * (n_paragraphs + 1)).astype(np.int64)
-    parts = [_segments(docs, 0, TEMPLATE, 0, 3, LINE)]  # the date line
+    parts = [_segments(docs, 0, TEMPLATE, 0, world.tpl_lengths[0], LINE)]  # the date line
     for role, key in ((HEADER, 1), (NAVIGATION, 2)):
         rows = np.flatnonzero(show[:, role])
         tpl = world.site_templates[sites[rows], role]
         parts.append(_segments(docs[rows], key, TEMPLATE, tpl, world.tpl_lengths[tpl], LINE))
-    parts.append(_segments(docs[owner], 10 + 2 * index + 1, ZIPF, 0, lengths, PARAGRAPH))
+    parts.append(_segments(docs[owner], 10 + 2 * index + 1, ZIPF, 0, lengths,
+                           PERIOD_PARAGRAPH))
     tail_roles = ((WIDGET, None), (DISCLAIMER, 1 << 40), (FOOTER, (1 << 40) + 1))
     for role, tail_key in tail_roles:
         rows = np.flatnonzero(show[:, role])
@@ -187,7 +197,7 @@ def _repost_segments(rng: np.random.Generator, originals: _Segments, docs: np.nd
             kind = np.insert(kind, at, ZIPF)
             arg = np.insert(arg, at, 0)
             length = np.insert(length, at, added[r])
-            sep = np.insert(sep, at, PARAGRAPH)
+            sep = np.insert(sep, at, PERIOD_PARAGRAPH)
         parts.append(_segments(np.full(len(kind), doc), np.arange(len(kind)), kind, arg,
                                length, sep))
     if not parts:
@@ -218,6 +228,7 @@ def generate_block(world: WebWorld, block: int, n_docs: int = BLOCK_DOCS) -> Web
     where_own = np.empty(len(order), dtype=np.int64)
     where_own[order] = np.arange(len(order))
     tokens = np.empty(int(ends[-1]), dtype=np.int32)
+    seps = np.zeros(len(tokens), dtype=np.uint8)
     for kind in (TEMPLATE, ZIPF, COPY):
         rows = np.flatnonzero(segments.kind == kind)
         length = segments.length[rows]
@@ -232,15 +243,20 @@ def generate_block(world: WebWorld, block: int, n_docs: int = BLOCK_DOCS) -> Web
                                                      world.slot_size[kinds]).astype(np.int64)
             tokens[at] = values
         elif kind == ZIPF:
-            tokens[at] = world.zipf(rng, len(at))
+            body = world.body
+            fill_body(tokens, seps, starts[rows], length, body.stream_starts(rng, length),
+                      body.stream_class, body.stream_sep, body.class_first, body.class_size,
+                      body.alias_prob, body.alias, rng.random(len(at)))
         else:
             source_rows = where_own[segments.arg[rows]]
-            tokens[at] = tokens[np.repeat(starts[source_rows], length) + within]
-    seps = np.zeros(len(tokens), dtype=np.uint8)
+            source = np.repeat(starts[source_rows], length) + within
+            tokens[at] = tokens[source]
+            seps[at] = seps[source]
     seps[ends - 1] = segments.sep
     doc_offsets = np.zeros(n_docs + 1, dtype=np.int64)  # every page has a segment
     doc_offsets[1:] = ends[np.searchsorted(segments.doc, np.arange(n_docs), side="right") - 1]
-    seps[doc_offsets[1:] - 1] = END
+    last = doc_offsets[1:] - 1
+    seps[last] = np.where(seps[last] == PERIOD_PARAGRAPH, PERIOD_END, END)
     doc_site = np.zeros(n_docs, dtype=np.int32)
     doc_site[originals] = sites
     doc_source = np.full(n_docs, -1, dtype=np.int64)
@@ -282,7 +298,7 @@ def block_table(world: WebWorld, pages: WebBlock) -> pa.Table:
     """Records {id, url, text, repost_of} of a block, text rendered by the compiled kernel."""
     word_offsets, word_bytes = world.word_table
     data, offsets = wk.render_text(pages.tokens, pages.seps, pages.doc_offsets, word_offsets,
-                                   word_bytes)
+                                   word_bytes, *wk.separator_table())
     n = len(pages)
     large = offsets[-1] >= 2**31
     text = (pa.LargeStringArray if large else pa.StringArray).from_buffers(

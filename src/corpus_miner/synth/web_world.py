@@ -1,33 +1,43 @@
-"""The world of the web-page generator, drawn once from the seed: a vocabulary (Zipfian
-words, shortest most frequent, plus the values of variable parts), an exact Zipf sampler (alias
-table), sites with Zipf(0.8) popularity, and templates: per site a header, navigation, widget,
-disclaimer and footer of many lengths with their odds of being shown, CMS snippets shared by all
-sites, and the date line. Templates hold variable parts (codes -kind) drawn for every page.
+"""The world of the web-page generator, drawn once from the seed: the body text's vocabulary and
+sentence stream (`web_text`), sites with Zipf(0.8) popularity, and templates made of the built-in
+pieces of `web_words`: per site a header (its name and tagline), a navigation menu, a "read also"
+widget, a disclaimer and a footer, each shown with odds of its own site; CMS snippets every site
+shows now and then (cookie banner, newsletter box, share bar, comment rules); the date line.
+
+Every token id has a token form (`vocab`: what the tokenizer gives back, lowercase, no
+punctuation) and a display form (`display`: what the page shows, e.g. "reserved." or "| News").
+Templates hold variable parts (codes -kind: years, counters, names, months, days) drawn for every
+page, and words drawn once per site, so every site's templates are its own.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
 from corpus_miner.errors import ParameterError
+from corpus_miner.synth import web_words as ww
 from corpus_miner.synth.article import _check_positive, _rng
+from corpus_miner.synth.web_text import CLASS_NAMES, BodyText
 
 # Variable-slot kinds (template codes are -kind): each draws a token from its own range.
 YEAR, NUMBER, NAME, MONTH, DAY = 1, 2, 3, 4, 5
 N_SLOT_KINDS = 6
+_SLOTS = {"{YEAR}": YEAR, "{NUMBER}": NUMBER, "{NAME}": NAME, "{MONTH}": MONTH, "{DAY}": DAY}
+_SITE_WORD = -100  # template code of a word drawn per site: _SITE_WORD - class index
+_SITE_WORDS = {"{noun}": "NOUN", "{adj}": "ADJ", "{verb}": "VERB"}
 # Template roles of a site (columns of site_templates / site_odds).
 HEADER, NAVIGATION, WIDGET, DISCLAIMER, FOOTER = range(5)
 NAMES = ("anna", "boris", "chen", "diego", "emma", "farid", "grace", "hiro", "ines", "jonas",
-          "kofi", "lena", "mateo", "nadia", "oscar", "priya")
+         "kofi", "lena", "mateo", "nadia", "oscar", "priya")
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
-           "september", "october", "november", "december")
+          "september", "october", "november", "december")
 _YEARS = tuple(str(y) for y in range(2015, 2026))
 _NUMBERS = tuple(str(n) for n in range(1, 500))
-# Shared CMS snippets: (words, variable slots), shown with odds drawn per site.
-SHARED_SNIPPETS = ((24, 0), (40, 1), (16, 0), (70, 2))
+SHARED_SNIPPETS = ww.SHARED_SNIPPETS
 
 
 @dataclass(frozen=True)
@@ -51,115 +61,155 @@ class WebParams:
             raise ParameterError(f"zipf_exponent={self.zipf_exponent}: must be positive")
 
 
-def _random_words(rng: np.random.Generator, count: int, exclude: set[str]) -> list[str]:
-    """`count` distinct lowercase words of 3-9 letters, shortest first (frequent words are
-    short)."""
-    letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
-    excluded = np.array(sorted(exclude), dtype="S9")
-    found = np.zeros(0, dtype="S9")
-    while len(found) < count:
-        need = count - len(found) + count // 8 + 64
-        lengths = rng.integers(3, 10, size=need)
-        raw = letters[rng.integers(0, 26, size=(need, 9))]
-        raw[np.arange(9)[None, :] >= lengths[:, None]] = 0  # NUL-padded: S9 drops the tail
-        found = np.concatenate([found, raw.view("S9").ravel()])
-        _, first = np.unique(found, return_index=True)
-        found = found[np.sort(first)]  # distinct, in order of generation (determinism)
-        found = found[~np.isin(found, excluded)]
-    words = found[:count]
-    order = np.argsort(np.char.str_len(words), kind="stable")
-    return words[order].astype(str).tolist()
-
-
-def _alias_table(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Walker's alias table (Vose's construction): sampling is i = uniform index, then i if
-    u < prob[i] else alias[i], exact for the normalised weights, O(1) per sample."""
-    n = len(weights)
-    scaled = weights * (n / weights.sum())
-    prob = np.ones(n, dtype=np.float64)
-    alias = np.arange(n, dtype=np.int32)
-    small = [int(i) for i in np.flatnonzero(scaled < 1.0)]
-    large = [int(i) for i in np.flatnonzero(scaled >= 1.0)]
-    values = scaled.tolist()
-    while small and large:
-        s, g = small.pop(), large.pop()
-        prob[s] = values[s]
-        alias[s] = g
-        values[g] -= 1.0 - values[s]
-        (small if values[g] < 1.0 else large).append(g)
-    return prob, alias  # leftovers keep prob 1 (rounding)
+def token_form(display: str) -> str:
+    """What the tokenizer makes of a display form of the built-in ASCII text."""
+    tokens = re.findall(r"[a-z0-9]+", display.lower())
+    if len(tokens) != 1:
+        raise ValueError(f"{display!r} is not one token")
+    return tokens[0]
 
 
 class WebWorld:
-    """Vocabulary, Zipf sampler, templates and sites of one parameter set (drawn from the seed)."""
+    """Vocabulary, body text, templates and sites of one parameter set (drawn from the seed)."""
 
     def __init__(self, params: WebParams):
         params.validate()
         self.params = params
         rng = _rng(params.seed)
-        extras = _YEARS + _NUMBERS + NAMES + MONTHS
-        self.vocab = _random_words(rng, params.vocabulary, set(extras)) + list(extras)
-        v = params.vocabulary
-        first = {YEAR: v, NUMBER: v + len(_YEARS), NAME: v + len(_YEARS) + len(_NUMBERS),
-                 MONTH: v + len(_YEARS) + len(_NUMBERS) + len(NAMES)}
-        first[DAY] = first[NUMBER]
-        size = {YEAR: len(_YEARS), NUMBER: len(_NUMBERS), NAME: len(NAMES),
-                MONTH: len(MONTHS), DAY: 31}
+        self.body = BodyText(rng, params.vocabulary, params.zipf_exponent)
+        self.vocab = list(self.body.words)
+        self.display = list(self.body.words)
+        self._ids: dict[str, int] = {}
         self.slot_first = np.zeros(N_SLOT_KINDS, dtype=np.int64)
         self.slot_size = np.zeros(N_SLOT_KINDS, dtype=np.int64)
-        for kind in first:
-            self.slot_first[kind], self.slot_size[kind] = first[kind], size[kind]
-        weights = 1.0 / np.arange(1, v + 1, dtype=np.float64) ** params.zipf_exponent
-        self.cdf = np.cumsum(weights / weights.sum())
-        self.cdf[-1] = 1.0
-        self.alias_prob, self.alias = _alias_table(weights)
+        for kind, values in ((YEAR, _YEARS), (NUMBER, _NUMBERS),
+                             (NAME, tuple(n.capitalize() for n in NAMES)),
+                             (MONTH, tuple(m.capitalize() for m in MONTHS))):
+            self.slot_first[kind], self.slot_size[kind] = len(self.vocab), len(values)
+            self.vocab += [token_form(v) for v in values]
+            self.display += list(values)
+        self.slot_first[DAY], self.slot_size[DAY] = self.slot_first[NUMBER], 31
         self._build_templates(rng)
 
-    def zipf(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """n Zipfian token ids (alias method; one uniform gives the column and, by its
-        fraction, the coin: 53 random bits leave over 30 for the coin)."""
-        scaled = rng.random(n) * len(self.alias)
-        index = scaled.astype(np.int32)
-        scaled -= index
-        return np.where(scaled < self.alias_prob[index], index, self.alias[index])
+    def _display_id(self, display: str) -> int:
+        if display not in self._ids:
+            self._ids[display] = len(self.display)
+            self.vocab.append(token_form(display))
+            self.display.append(display)
+        return self._ids[display]
+
+    def _parse(self, text: str) -> list[int]:
+        """Template codes of a built-in piece: display ids, -kind for variable parts,
+        _SITE_WORD - class for per-site words; punctuation alone joins the next word."""
+        codes: list[int] = []
+        pending = ""
+        for word in text.split():
+            if word in _SLOTS or word in _SITE_WORDS:
+                if pending:
+                    raise ValueError(f"{text!r}: punctuation before a variable part")
+                codes.append(-_SLOTS[word] if word in _SLOTS
+                             else _SITE_WORD - CLASS_NAMES.index(_SITE_WORDS[word]))
+            elif "{" in word:
+                raise ValueError(f"{text!r}: variable part with punctuation: {word}")
+            elif not re.search(r"[A-Za-z0-9]", word):
+                pending += word + " "
+            else:
+                codes.append(self._display_id(pending + word))
+                pending = ""
+        if pending:
+            raise ValueError(f"{text!r}: ends with punctuation alone")
+        return codes
 
     def _build_templates(self, rng: np.random.Generator) -> None:
         n_sites = self.params.n_sites
-        # role: (fewest, most words), (fewest, most variable parts), odds of showing it
-        roles = {HEADER: ((4, 24), (0, 0), (0.98, 0.98)),
-                 NAVIGATION: ((8, 39), (0, 0), (0.5, 1.0)),
-                 WIDGET: ((5, 19), (1, 1), (0.2, 0.7)),
-                 DISCLAIMER: ((20, 149), (0, 2), (0.1, 0.9)),
-                 FOOTER: ((10, 59), (1, 2), (0.95, 0.95))}
-        words = np.zeros((n_sites, 5), dtype=np.int64)
-        slots = np.zeros((n_sites, 5), dtype=np.int64)
+        roles = {HEADER: (0.98, 0.98), NAVIGATION: (0.5, 1.0), WIDGET: (0.2, 0.7),
+                 DISCLAIMER: (0.1, 0.9), FOOTER: (0.95, 0.95)}
         self.site_odds = np.zeros((n_sites, 5), dtype=np.float64)
-        for role, ((w0, w1), (s0, s1), (o0, o1)) in roles.items():
-            words[:, role] = rng.integers(w0, w1 + 1, size=n_sites)
-            slots[:, role] = rng.integers(s0, s1 + 1, size=n_sites)
+        for role, (o0, o1) in roles.items():
             self.site_odds[:, role] = rng.uniform(o0, o1, size=n_sites)
         self.shared_odds = rng.uniform(0.0, 1.0, size=(n_sites, len(SHARED_SNIPPETS)))
+        pieces: list[list[int]] = []
+
+        def pool(texts) -> np.ndarray:
+            first = len(pieces)
+            pieces.extend(self._parse(t) for t in texts)
+            return np.arange(first, len(pieces))
+
+        date_line, shared = pool([ww.DATE_LINE]), pool(SHARED_SNIPPETS)
+        taglines = pool("| " + t for t in ww.TAGLINES)
+        extras = pool("| " + e for e in ww.HEADER_EXTRAS)
+        home, sections = pool(["Home"]), pool("| " + s for s in ww.SECTIONS)
+        leads, titles = pool(ww.WIDGET_LEADS), pool(ww.WIDGET_TITLES)
+        disclaimers = pool(ww.DISCLAIMERS)
+        copyright_, reserved = pool([ww.COPYRIGHT]), pool([ww.RESERVED])
+        links, barred_links = pool(ww.FOOTER_LINKS), pool("| " + s for s in ww.FOOTER_LINKS)
+        closings = pool(ww.FOOTER_CLOSINGS)
+        # site names "Adjective Noun Suffix", and with a period for the footer's copyright line
+        adjectives = np.array([self._display_id(w) for w in ww.NAME_ADJECTIVES])
+        nouns = np.array([self._display_id(w) for w in ww.NAME_NOUNS])
+        suffixes = np.array([self._display_id(w) for w in ww.NAME_SUFFIXES])
+        suffixes_period = np.array([self._display_id(w + ".") for w in ww.NAME_SUFFIXES])
+        choice = rng.integers(0, 2**31, size=(n_sites, 3))
+        names = np.stack([adjectives[choice[:, 0] % len(adjectives)],
+                          nouns[choice[:, 1] % len(nouns)],
+                          suffixes[choice[:, 2] % len(suffixes)]], axis=1)
+        names_period = names.copy()
+        names_period[:, 2] = suffixes_period[choice[:, 2] % len(suffixes)]
+        name_piece = len(pieces) + np.arange(n_sites)
+        name_period_piece = name_piece + n_sites
+
+        def pick(options: np.ndarray, none_share: float = 0.0) -> np.ndarray:
+            """One of `options` per site, or -1 (no piece) with odds none_share."""
+            picked = options[rng.integers(0, len(options), size=n_sites)]
+            return np.where(rng.random(n_sites) < none_share, -1, picked)
+
+        def several(options: np.ndarray, fewest: int, most: int) -> np.ndarray:
+            """Per site fewest..most distinct options in random order, padded with -1."""
+            order = np.argsort(rng.random((n_sites, len(options))), axis=1)[:, :most]
+            count = rng.integers(fewest, most + 1, size=n_sites)
+            return np.where(np.arange(most) < count[:, None], options[order], -1)
+
+        first_links = several(links, 1, 8)  # the first link bare, the others after a bar
+        link_cells = np.where((np.arange(8) == 0) | (first_links < 0), first_links,
+                              first_links - links[0] + barred_links[0])
+        role_refs = {
+            HEADER: np.column_stack([name_piece, pick(taglines), pick(extras, 0.4)]),
+            NAVIGATION: np.column_stack([np.full(n_sites, home[0]), several(sections, 5, 22)]),
+            WIDGET: np.column_stack([pick(leads), pick(titles)]),
+            DISCLAIMER: several(disclaimers, 1, 6),
+            FOOTER: np.column_stack([np.full(n_sites, copyright_[0]), name_period_piece,
+                                     np.full(n_sites, reserved[0]), link_cells,
+                                     pick(closings, 0.3)]),
+        }
         # template 0 is the date line, 1.. the shared snippets, then five per site (row-major)
-        n_words = np.concatenate([[0], [n for n, _ in SHARED_SNIPPETS], words.ravel()])
-        n_slots = np.concatenate([[0], [k for _, k in SHARED_SNIPPETS], slots.ravel()])
-        self.shared_templates = np.arange(1, 1 + len(SHARED_SNIPPETS), dtype=np.int64)
-        self.site_templates = (1 + len(SHARED_SNIPPETS)
-                               + np.arange(n_sites * 5)).reshape(n_sites, 5)
-        # words are Zipfian; each variable part goes after a random word but the last one, so
-        # it is never at a template's edge (keys order a template's pieces)
-        word_owner = np.repeat(np.arange(len(n_words)), n_words)
-        word_key = np.arange(len(word_owner)) - np.repeat(np.cumsum(n_words) - n_words, n_words)
-        slot_owner = np.repeat(np.arange(len(n_slots)), n_slots)
-        slot_key = (rng.random(len(slot_owner)) * (n_words[slot_owner] - 1)).astype(np.int64) + 0.5
-        values = np.concatenate([
-            np.searchsorted(self.cdf, rng.random(len(word_owner))),
-            -np.array((YEAR, NUMBER, NAME))[rng.integers(0, 3, size=len(slot_owner))]])
-        owner = np.concatenate([word_owner, slot_owner])
-        order = np.lexsort((np.concatenate([word_key, slot_key]), owner))
-        date_line = np.array([-MONTH, -DAY, -YEAR], dtype=np.int32)
-        self.tpl_tokens = np.concatenate([date_line, values[order].astype(np.int32)])
-        self.tpl_lengths = n_words + n_slots
-        self.tpl_lengths[0] = len(date_line)
+        n_first = 1 + len(SHARED_SNIPPETS)
+        self.shared_templates = np.arange(1, n_first, dtype=np.int64)
+        self.site_templates = (n_first + np.arange(n_sites * 5)).reshape(n_sites, 5)
+        owners = [np.arange(n_first)]
+        refs = [np.concatenate([date_line, shared])]
+        columns = [np.zeros(n_first, dtype=np.int64)]
+        for role, cells in role_refs.items():
+            site, column = np.nonzero(cells >= 0)
+            owners.append(self.site_templates[site, role])
+            refs.append(cells[site, column])
+            columns.append(column)
+        owner, ref, column = (np.concatenate(a) for a in (owners, refs, columns))
+        order = np.lexsort((column, owner))
+        owner, ref = owner[order], ref[order]
+        piece_codes = [np.array(p, dtype=np.int64) for p in pieces]
+        piece_lengths = np.array([len(p) for p in pieces] + [3] * (2 * n_sites), dtype=np.int64)
+        flat = np.concatenate(piece_codes + [names.ravel(), names_period.ravel()])
+        piece_offsets = np.concatenate([[0], np.cumsum(piece_lengths)[:-1]])
+        lengths = piece_lengths[ref]
+        within = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        codes = flat[np.repeat(piece_offsets[ref], lengths) + within]
+        site_word = codes <= _SITE_WORD
+        classes = _SITE_WORD - codes[site_word]  # a built-in word of that class, per site
+        codes[site_word] = self.body.class_first[classes] + (
+            rng.random(len(classes)) * self.body.builtin_size[classes]).astype(np.int64)
+        self.tpl_tokens = codes.astype(np.int32)
+        n_templates = n_first + 5 * n_sites
+        self.tpl_lengths = np.bincount(np.repeat(owner, lengths), minlength=n_templates)
         self.tpl_offsets = np.concatenate([[0], np.cumsum(self.tpl_lengths)]).astype(np.int64)
         site_weights = 1.0 / np.arange(1, n_sites + 1) ** 0.8
         self.site_cdf = np.cumsum(site_weights / site_weights.sum())
@@ -167,8 +217,8 @@ class WebWorld:
 
     @cached_property
     def word_table(self) -> tuple[np.ndarray, np.ndarray]:
-        """(int64 offsets, uint8 UTF-8 bytes) of the vocabulary, for rendering."""
-        encoded = [w.encode() for w in self.vocab]
+        """(int64 offsets, uint8 UTF-8 bytes) of the display forms, for rendering."""
+        encoded = [w.encode() for w in self.display]
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(b) for b in encoded], out=offsets[1:])
         return offsets, np.frombuffer(b"".join(encoded), dtype=np.uint8)
