@@ -50,7 +50,9 @@ def register(subparsers) -> None:
     parser.add_argument("--max-window", type=int, default=None,
                         help="synthetic2: longest window (default family length / 2)")
     parser.add_argument("--sites", type=int, default=50, help="web: number of sites")
-    parser.add_argument("--vocabulary", type=int, default=50000, help="web: content words of the page bodies (plus ~60 function words; default 50000)")
+    parser.add_argument("--vocabulary", type=int, default=50000,
+                        help="web: content words of the page bodies (plus ~60 function words; "
+                        "default 50000)")
     parser.add_argument("--body-words", type=int, default=400, help="web: mean body length")
     parser.add_argument("--reposts", type=float, default=0.05, metavar="SHARE",
                         help="web: share of pages that are edited copies of an earlier page "

@@ -19,7 +19,7 @@ MIN_FP_PROB = 1e-15  # one false removal in 10^15 documents; stricter only makes
 DEFAULT_CAPACITY = 1 << 16  # documents of a growing filter's first layer when none is given
 SKETCHES = ("minhash", "oph")
 SHINGLE_KINDS = ("char", "word")
-DEFAULT_SKETCH = "oph"  # as accurate as classic MinHash here, 10x+ faster (benchmarks/README)
+DEFAULT_SKETCH = "oph"  # as accurate as classic MinHash and faster: docs/benchmarks/dedup.md
 
 
 def canonical_mode(mode: str) -> str:
