@@ -296,9 +296,8 @@ def web_blocks(world: WebWorld, n_docs: int | None = None,
 
 def block_table(world: WebWorld, pages: WebBlock) -> pa.Table:
     """Records {id, url, text, repost_of} of a block, text rendered by the compiled kernel."""
-    word_offsets, word_bytes = world.word_table
-    data, offsets = wk.render_text(pages.tokens, pages.seps, pages.doc_offsets, word_offsets,
-                                   word_bytes, *wk.separator_table())
+    data, offsets = wk.render_text(pages.tokens, pages.seps, pages.doc_offsets, *world.word_table,
+                                   *wk.separator_table())
     n = len(pages)
     large = offsets[-1] >= 2**31
     text = (pa.LargeStringArray if large else pa.StringArray).from_buffers(

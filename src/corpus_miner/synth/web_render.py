@@ -23,18 +23,18 @@ def separator_table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 @njit(cache=True, nogil=True)
-def render_text(tokens, seps, doc_offsets, word_offsets, word_bytes, sep_offsets, sep_bytes,
-                capital_after):
-    """(UTF-8 bytes, int64 offsets) of the pages: words joined by their separators, the first
-    ASCII letter of a page's first word and of a word after a sentence or line end upper-cased.
-    Releases the GIL, so a writer thread can compress the previous block meanwhile."""
+def render_text(tokens, seps, doc_offsets, word_starts, word_lengths, word_bytes, sep_offsets,
+                sep_bytes, capital_after):
+    """(UTF-8 bytes, int64 offsets) of the pages: words (int32 starts and uint8 lengths into
+    word_bytes: small tables, so the lookups mostly hit the cache) joined by their separators,
+    the first ASCII letter of a page's first word and of a word after a sentence or line end
+    upper-cased. Releases the GIL, so a writer thread can compress the previous block."""
     n_docs = doc_offsets.shape[0] - 1
     n_tokens = doc_offsets[n_docs]
     total = 0
     for t in range(n_tokens):
-        w = tokens[t]
         sep = seps[t]
-        total += word_offsets[w + 1] - word_offsets[w] + sep_offsets[sep + 1] - sep_offsets[sep]
+        total += word_lengths[tokens[t]] + sep_offsets[sep + 1] - sep_offsets[sep]
     data = np.empty(total, dtype=np.uint8)
     offsets = np.empty(n_docs + 1, dtype=np.int64)
     offsets[0] = 0
@@ -44,7 +44,8 @@ def render_text(tokens, seps, doc_offsets, word_offsets, word_bytes, sep_offsets
         for t in range(doc_offsets[d], doc_offsets[d + 1]):
             w = tokens[t]
             first = out
-            for k in range(word_offsets[w], word_offsets[w + 1]):
+            start = word_starts[w]
+            for k in range(start, start + word_lengths[w]):
                 data[out] = word_bytes[k]
                 out += 1
             if capital and 97 <= data[first] <= 122:

@@ -216,9 +216,12 @@ class WebWorld:
         self.site_cdf[-1] = 1.0
 
     @cached_property
-    def word_table(self) -> tuple[np.ndarray, np.ndarray]:
-        """(int64 offsets, uint8 UTF-8 bytes) of the display forms, for rendering."""
+    def word_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(int32 starts, uint8 lengths, uint8 UTF-8 bytes) of the display forms, for
+        rendering (every display form is shorter than 256 bytes)."""
         encoded = [w.encode() for w in self.display]
-        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum([len(b) for b in encoded], out=offsets[1:])
-        return offsets, np.frombuffer(b"".join(encoded), dtype=np.uint8)
+        lengths = np.array([len(b) for b in encoded], dtype=np.int64)
+        if lengths.max() >= 256:
+            raise ValueError("a display form of 256 bytes or more")
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int32)
+        return starts, lengths.astype(np.uint8), np.frombuffer(b"".join(encoded), dtype=np.uint8)
