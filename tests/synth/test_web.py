@@ -286,3 +286,16 @@ def test_cli_web_summary_and_errors(tmp_path, capsys):
         assert message in err and err.count("\n") == 1
     assert main(["generate", "synthetic1", "-o", str(tmp_path / "z.jsonl"), "--tokens", "9"]) == 2
     assert "--tokens is for web" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("weights", [np.array([1.0]), np.array([3.0, 1.0]),
+                                     1.0 / np.arange(1, 2001) ** 1.1,
+                                     np.random.default_rng(5).random(300)])
+def test_alias_table_gives_each_column_its_weight(weights):
+    """What an alias table samples, summed column by column, is the normalised weights."""
+    prob, alias = web_text.alias_table(weights)
+    n = len(weights)
+    mass = prob.copy()
+    np.add.at(mass, alias, 1.0 - prob)  # a column's leftover goes to its alias
+    assert np.allclose(mass / n, weights / weights.sum(), rtol=1e-9, atol=1e-12)
+    assert ((0.0 <= prob) & (prob <= 1.0)).all() and ((0 <= alias) & (alias < n)).all()

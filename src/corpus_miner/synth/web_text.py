@@ -101,30 +101,27 @@ def alias_table(weights):
     scaled = weights * (n / weights.sum())
     prob = np.ones(n, dtype=np.float64)
     alias = np.arange(n)
-    small = np.empty(n, dtype=np.int64)
-    large = np.empty(n, dtype=np.int64)
+    # one array, two stacks: the small columns grow from the front, the large from the back
+    stacks = np.empty(n, dtype=np.int64)
     n_small = n_large = 0
     for i in range(n):
         if scaled[i] < 1.0:
-            small[n_small] = i
+            stacks[n_small] = i
             n_small += 1
         else:
-            large[n_large] = i
             n_large += 1
+            stacks[n - n_large] = i
     while n_small > 0 and n_large > 0:
         n_small -= 1
-        n_large -= 1
-        s = small[n_small]
-        g = large[n_large]
+        s = stacks[n_small]
+        g = stacks[n - n_large]  # stays on top of the large stack while it is large
         prob[s] = scaled[s]
         alias[s] = g
         scaled[g] -= 1.0 - scaled[s]
         if scaled[g] < 1.0:
-            small[n_small] = g
+            n_large -= 1
+            stacks[n_small] = g
             n_small += 1
-        else:
-            large[n_large] = g
-            n_large += 1
     return prob, alias  # leftovers keep prob 1 (rounding)
 
 
