@@ -5,8 +5,12 @@ with the shape of a large web crawl: 20,000 sites, a 400,000-word Zipf vocabular
 bodies. CPU seconds include the writer thread (the generator uses up to two cores).
 
     python benchmarks/bench_generate.py --tokens 1e8 1e9 --out-dir /tmp/gen
+    python benchmarks/bench_generate.py --tokens 1e8 --repeats 3 --baseline-src OLD/src \
+        --out-dir /tmp/gen
 
-Writes benchmarks/results/bench_generate.csv.
+With --baseline-src, every repeat runs that source tree (first on PYTHONPATH) and then the
+current one, alternating, so the two see the same machine. Writes
+benchmarks/results/bench_generate.csv (one row per run: version, repeat, load average).
 """
 
 from __future__ import annotations
@@ -27,12 +31,16 @@ RESULTS = Path(__file__).resolve().parent / "results"
 SHAPE = ["--sites", "20000", "--vocabulary", "400000", "--body-words", "450"]
 
 
-def run(tokens: float, folder: Path, seed: int) -> dict:
+def run(tokens: float, folder: Path, seed: int, src: Path | None = None) -> dict:
     shutil.rmtree(folder, ignore_errors=True)
     command = ["corpus-miner", "generate", "web", "--tokens", f"{tokens:.0f}", "--seed",
                str(seed), "-o", str(folder), *SHAPE]
     started = time.perf_counter()
-    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
     err = process.stderr.read()
     _, status, usage = os.wait4(process.pid, 0)  # this child's own CPU time and peak RSS
     wall = time.perf_counter() - started
@@ -59,15 +67,25 @@ def main(argv=None) -> int:
                         help="scratch folder for the generated parts (removed afterwards)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", action="store_true", help="keep the generated parts")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--baseline-src", type=Path, default=None,
+                        help="another source tree (its src/) to run alternately with this one")
     parser.add_argument("--out", type=Path, default=RESULTS / "bench_generate.csv")
     args = parser.parse_args(argv)
+    versions = [("current", None)]
+    if args.baseline_src is not None:
+        versions.insert(0, ("baseline", args.baseline_src.resolve()))
     rows = []
     for tokens in args.tokens:
-        folder = args.out_dir / f"web-{tokens:.0e}"
-        rows.append(run(tokens, folder, args.seed))
-        print(json.dumps(rows[-1]), flush=True)
-        if not args.keep:
-            shutil.rmtree(folder, ignore_errors=True)
+        for repeat in range(args.repeats):
+            for version, src in versions:
+                folder = args.out_dir / f"web-{tokens:.0e}-{version}"
+                row = {"version": version, "repeat": repeat, **run(tokens, folder, args.seed, src),
+                       "load_1min": round(os.getloadavg()[0], 1)}
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+                if not args.keep:
+                    shutil.rmtree(folder, ignore_errors=True)
     write_csv(args.out, rows)
     return 0
 
