@@ -60,6 +60,11 @@ def saved_artefact_format(folder) -> str | None:
             head = fh.read(4096)
     except OSError:
         return None
+    return artefact_format_in(head)
+
+
+def artefact_format_in(head: bytes) -> str | None:
+    """The corpus-miner format named in the first bytes of a metadata.json, or None."""
     found = re.search(rb'"format"\s*:\s*"(corpus-miner/[^"]{1,100})"', head)
     return found.group(1).decode("utf-8", "replace") if found else None
 
