@@ -26,6 +26,7 @@ from corpus_miner.cli.outputs import Output
 from corpus_miner.dedup.params import DEFAULT_FP_PROB, DEFAULT_SKETCH, MODE_ALIASES
 from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.io.formats import OUTPUT_SUFFIXES, writes_jsonl
+from corpus_miner.io.locations import is_remote
 
 if TYPE_CHECKING:  # the others are imported by the commands that run: --help needs none of them
     from corpus_miner.dedup import LSHBloom
@@ -337,7 +338,13 @@ def run_index_query(args: argparse.Namespace) -> int:
         raise ParameterError("--shards N needs the number of documents before writing, and "
                              "index query streams: use --shard-size")
     started = time.perf_counter()
-    model = LSHBloom.load(args.index_dir)
+    if is_remote(args.index_dir):  # an index is loaded whole: fetched first
+        from corpus_miner.io.remote import local_copy
+
+        with local_copy(args.index_dir) as copy:
+            model = LSHBloom.load(copy)
+    else:
+        model = LSHBloom.load(args.index_dir)
     stats = ReadStats()
     counts = {"documents": 0, "duplicates": 0}
 

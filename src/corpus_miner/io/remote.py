@@ -4,7 +4,7 @@ bounded memory with retries, and the check that an object read twice did not cha
 `input_sources(url)` turns one input into `RemoteFile`s and `RemoteFolder`s, sorted, the way the
 local reader sees a path. `RemoteFile.open()` is a seekable binary stream that fetches the object
 in blocks of `BLOCK_BYTES` (never the whole object first); a dropped connection is retried with
-backoff `RETRIES` times, reopening at the byte it had reached, then fails naming the object and
+backoff `retries()` times, reopening at the byte it had reached, then fails naming the object and
 that byte. Inside `consistent_reads()` (every command runs in one) each object's identity (size
 and ETag, version or generation) is pinned when it is first listed: an object that differs when
 it is listed or opened again, as commands that read their inputs twice do, is refused
@@ -19,7 +19,7 @@ import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from corpus_miner.errors import InputError
@@ -27,9 +27,18 @@ from corpus_miner.io.locations import display, has_glob, protocol_of
 from corpus_miner.io.storage import describe, filesystem, one_line, storage_error
 
 BLOCK_BYTES = 4 << 20  # read-ahead per open object: bounds memory, amortises request latency
-RETRIES = int(os.environ.get("CORPUS_MINER_RETRIES", "4"))
-RETRY_WAIT = float(os.environ.get("CORPUS_MINER_RETRY_WAIT", "0.5"))  # seconds, doubling
 _MAX_WAIT = 8.0
+
+
+def retries() -> int:
+    """How many times a failed request is made again (CORPUS_MINER_RETRIES, default 4)."""
+    return max(0, int(os.environ.get("CORPUS_MINER_RETRIES", "4")))
+
+
+def _wait(attempt: int) -> None:
+    """Backoff before retry `attempt`: CORPUS_MINER_RETRY_WAIT seconds (0.5), doubling."""
+    first = float(os.environ.get("CORPUS_MINER_RETRY_WAIT", "0.5"))
+    time.sleep(min(first * 2 ** attempt, _MAX_WAIT))
 _IDENTITY_FIELDS = ("VersionId", "generation", "version_id", "ETag", "etag", "md5Hash",
                     "LastModified", "last_modified", "mtime", "created")
 
@@ -232,17 +241,14 @@ def transient(exc: BaseException) -> bool:
         or name in ("ServiceRequestError", "ServiceResponseError", "TransportError")
 
 
-def _wait(attempt: int) -> None:
-    time.sleep(min(RETRY_WAIT * 2 ** attempt, _MAX_WAIT))
-
-
 def _retried(call, url: str):
-    """call(), made again after a transient error up to RETRIES times (with backoff)."""
-    for attempt in range(RETRIES + 1):
+    """call(), made again after a transient error up to retries() times (with backoff)."""
+    tries = retries()
+    for attempt in range(tries + 1):
         try:
             return call()
         except Exception as exc:  # noqa: BLE001 - only transient errors are retried
-            if attempt == RETRIES or not transient(exc):
+            if attempt == tries or not transient(exc):
                 raise
             _wait(attempt)
     raise AssertionError("unreachable")
@@ -295,7 +301,8 @@ class RetryingReader(io.RawIOBase):
 
     def readinto(self, buffer) -> int:
         view = memoryview(buffer).cast("B")
-        for attempt in range(RETRIES + 1):
+        tries = retries()
+        for attempt in range(tries + 1):
             try:
                 handle = self._handle if self._handle is not None else self._open()
                 self._handle = handle
@@ -305,10 +312,10 @@ class RetryingReader(io.RawIOBase):
                 self._drop()
                 if not transient(exc):
                     raise self._error(exc) from None
-                if attempt == RETRIES:
+                if attempt == tries:
                     raise InputError(
                         f"{self.file}: the connection failed at byte {self.position:,} of "
-                        f"{self.file.size:,}, {RETRIES + 1} tries ({describe(exc)}); run "
+                        f"{self.file.size:,}, {tries + 1} tries ({describe(exc)}); run "
                         "again when the storage can be reached") from None
                 _wait(attempt)
         n = len(data)
@@ -366,3 +373,28 @@ def remote_artefact_format(folder: RemoteFolder) -> str | None:
 
 
 METADATA_FILE = "metadata.json"
+
+
+@contextlib.contextmanager
+def local_copy(url: str) -> Iterator[Path]:
+    """A local temporary copy of the object or folder (prefix) at `url`, for the few small
+    inputs that are read whole (a phrase list, an index): the object's name, or the folder."""
+    import shutil
+    import tempfile
+
+    sources = input_sources(url)
+    folder = Path(tempfile.mkdtemp(prefix=".corpus-miner-copy-"))
+    try:
+        if len(sources) == 1 and isinstance(sources[0], RemoteFile):
+            target = folder / (sources[0].name or "object")
+            target.write_bytes(sources[0].read_bytes())
+            yield target
+            return
+        for source in sources:
+            for file in source.files if isinstance(source, RemoteFolder) else [source]:
+                target = folder / file.relative_to(None).as_posix()
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(file.read_bytes())
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
