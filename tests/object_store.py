@@ -131,6 +131,7 @@ class FaultyProxy:
         self.delay = 0.0
         self.down = False
         self.cut_count = 0
+        self.on_request = None  # called with each request's first line before it is sent on
         self._server = socket.create_server(("127.0.0.1", 0))
         self.port = self._server.getsockname()[1]
         self.endpoint = f"http://127.0.0.1:{self.port}"
@@ -168,6 +169,9 @@ class FaultyProxy:
                     self.cut_count += 1
                     target.sendall(chunk[:max(0, self.cut_after - relayed)])
                     break
+                if not response and self.on_request is not None and \
+                        chunk.startswith((b"GET /", b"HEAD /", b"PUT /", b"POST /", b"DELETE /")):
+                    self.on_request(chunk.split(b"\r\n", 1)[0].decode("latin-1"))
                 if not response and self.delay:
                     time.sleep(self.delay)
                 target.sendall(chunk)

@@ -98,6 +98,11 @@ def filesystem(url: str):
     except (TypeError, ValueError) as exc:
         raise ParameterError(f"{display(url)}: the storage options do not suit {protocol}:// "
                              f"({scrub(one_line(exc))})") from None
+    if isinstance(getattr(fs, "retries", None), int):
+        # s3fs and gcsfs retry each request themselves, under the SDK's own retries and over
+        # ours (io/remote.py reopens a stream where it broke): one layer less keeps the
+        # number of attempts, and the wait before an error, bounded
+        fs.retries = 1
     path = fs._strip_protocol(url) if protocol not in ("http", "https") else url
     if protocol == "hf":  # fsspec's hf names repositories without the scheme
         path = split_protocol(url)[1]
