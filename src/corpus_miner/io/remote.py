@@ -323,21 +323,6 @@ class RetryingReader(io.RawIOBase):
         self.position += n
         return n
 
-    def read(self, size: int = -1) -> bytes:
-        if size is None or size < 0:
-            size = max(0, self.file.size - self.position)
-            if size == 0:
-                return b""
-        buffer = bytearray(size)
-        got = 0
-        while got < size:
-            n = self.readinto(memoryview(buffer)[got:])
-            if not n:
-                break
-            got += n
-        del buffer[got:]
-        return bytes(buffer)
-
     def _error(self, exc: BaseException):
         name = type(exc).__name__
         if name == "FileExpired" or "pre-conditions" in one_line(exc) \
