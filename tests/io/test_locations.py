@@ -114,3 +114,19 @@ def test_a_missing_backend_names_its_extra(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "gcsfs", None)  # as if not installed
     with pytest.raises(MissingExtraError, match=r'pip install "corpus-miner\[gcs\]"'):
         storage.filesystem("gs://bucket/x.jsonl")
+
+
+def test_hub_urls_name_the_repository_and_fail_in_one_line_offline(monkeypatch):
+    """hf:// cannot be reached from the test machines: its paths and its offline error."""
+    pytest.importorskip("huggingface_hub")
+    from corpus_miner.errors import InputError
+    from corpus_miner.io import read_documents
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("CORPUS_MINER_RETRIES", "0")
+    url = "hf://datasets/some-org/some-corpus/data/train-*.parquet"
+    assert storage.filesystem(url)[1] == "datasets/some-org/some-corpus/data/train-*.parquet"
+    assert canonical(url) == url and display(url) == url
+    with pytest.raises(InputError) as caught:
+        list(read_documents(url))
+    assert str(caught.value).startswith(url + ": ") and "\n" not in str(caught.value)
