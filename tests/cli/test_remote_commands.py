@@ -56,6 +56,12 @@ def test_every_command_reads_and_writes_s3_like_local_files(s3, corpus, tmp_path
             assert there == local
         else:
             _same(s3, tmp_path / name, f"out/{name}")
+    reviewed = ["clean", "--phrases", "{}/phrases.tsv", "--mode", "mask"]  # a phrase list there
+    assert main([*reviewed[:2], str(tmp_path / "phrases.tsv"), *reviewed[3:], *local_in, "-o",
+                 str(tmp_path / "masked.jsonl")]) == 0
+    assert main([*reviewed[:2], f"{out}/phrases.tsv", *reviewed[3:], *remote_in, "-o",
+                 f"{out}/masked.jsonl"]) == 0
+    _same(s3, tmp_path / "masked.jsonl", "out/masked.jsonl")
     capsys.readouterr()
     assert main(["stats", "--json", *local_in]) == 0
     local_stats = json.loads(capsys.readouterr().out)
