@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from corpus_miner.errors import MissingExtraError, OutputError, ParameterError
+from corpus_miner.errors import InputError, MissingExtraError, OutputError, ParameterError
 from corpus_miner.io import storage
 from corpus_miner.io.locations import (
     canonical,
@@ -130,3 +130,22 @@ def test_hub_urls_name_the_repository_and_fail_in_one_line_offline(monkeypatch):
     with pytest.raises(InputError) as caught:
         list(read_documents(url))
     assert str(caught.value).startswith(url + ": ") and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(("code", "message", "reason"), [
+    ("ExpiredToken", "The provided token has expired.", "credentials have expired"),
+    ("InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist",
+     "credentials were rejected"),
+    ("AccessDenied", "Access Denied", "access denied"),
+    ("NoSuchBucket", "The specified bucket does not exist", "no such bucket"),
+])
+def test_backend_errors_read_as_what_to_do(code, message, reason):
+    """S3's error codes as s3fs raises them (the real translation, no server needed)."""
+    pytest.importorskip("s3fs")
+    from botocore.exceptions import ClientError
+    from s3fs.errors import translate_boto_error
+
+    error = translate_boto_error(ClientError({"Error": {"Code": code, "Message": message}},
+                                             "GetObject"))
+    found = storage.storage_error(InputError, "s3://b/k.jsonl", error)
+    assert str(found).startswith("s3://b/k.jsonl: ") and reason in str(found)

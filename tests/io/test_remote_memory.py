@@ -156,3 +156,14 @@ def test_an_object_replaced_between_two_reads_is_refused(memory):
         with pytest.raises(InputError, match="changed while this command read it"):
             list(read_documents(f"{root}/x.jsonl"))
     assert len(list(read_documents(f"{root}/x.jsonl"))) == 1  # outside: a new read, no pin
+
+
+def test_a_sharded_output_that_fails_midway_leaves_no_part(memory, tmp_path):
+    fs, root = memory
+    rows = [{**row, "text": row["text"] * 10} for row in _rows(100)]
+    (tmp_path / "in.jsonl").write_bytes(_jsonl(rows) + b"{not json\n")  # fails at the end
+    with pytest.raises(InputError, match="malformed JSON"):
+        write_records(read_documents(tmp_path / "in.jsonl", batch_size=5_000), f"{root}/out/",
+                      shards=ShardPlan(shard_bytes=8_000, part_format="jsonl"))
+    assert not fs.exists(f"/{root.split('://')[1]}/out") or \
+        fs.find(f"/{root.split('://')[1]}/out") == []

@@ -161,7 +161,9 @@ def _reason(exc: BaseException) -> str:
     if "expired" in lowered or "ExpiredToken" in text:
         return "the credentials have expired; renew them (e.g. log in again) and run again"
     if any(word in text for word in ("InvalidAccessKeyId", "SignatureDoesNotMatch",
-                                     "AuthenticationFailed", "invalid_grant")):
+                                     "AuthenticationFailed", "invalid_grant",
+                                     "Access Key Id you provided does not exist",
+                                     "signature we calculated does not match")):
         return "the credentials were rejected; check the key and secret"
     if isinstance(exc, PermissionError) or "AccessDenied" in text or "Forbidden" in text \
             or "403" in text.split(":")[0]:
