@@ -63,6 +63,9 @@ def check_outputs(args: argparse.Namespace) -> None:
             continue
         value = os.fspath(value)
         if value == STDIO:
+            if out.shardable and sharded(args):
+                raise ParameterError(f"{out.flag} -: a sharded output is a folder; name one "
+                                     "(e.g. -o clean/)")
             if not out.stdout:
                 raise ParameterError(f"{out.flag} -: this output cannot go to stdout; name a "
                                      "file")
