@@ -39,8 +39,11 @@ def _wait(attempt: int) -> None:
     """Backoff before retry `attempt`: CORPUS_MINER_RETRY_WAIT seconds (0.5), doubling."""
     first = float(os.environ.get("CORPUS_MINER_RETRY_WAIT", "0.5"))
     time.sleep(min(first * 2 ** attempt, _MAX_WAIT))
-_IDENTITY_FIELDS = ("VersionId", "generation", "version_id", "ETag", "etag", "md5Hash",
-                    "LastModified", "last_modified", "mtime", "created")
+# What tells versions of an object apart: a version or an ETag when the store has one (the same
+# in a listing and in a HEAD), else a modification time (which listings and HEADs may give at
+# different precisions, so only as the last resort).
+_VERSION_FIELDS = ("VersionId", "generation", "version_id", "ETag", "etag", "md5Hash")
+_TIME_FIELDS = ("LastModified", "last_modified", "mtime", "created")
 
 _pinned: dict[str, tuple] | None = None  # url -> identity, inside consistent_reads()
 
@@ -75,9 +78,12 @@ def reading_as_on_driver(options: dict, pinned: dict[str, tuple], batches: Itera
 
 
 def identity(info: dict) -> tuple:
-    """What tells two versions of an object apart: its size and version/ETag/time fields."""
-    return (int(info.get("size") or 0),) + tuple(
-        str(info[name]) for name in _IDENTITY_FIELDS if info.get(name) not in (None, ""))
+    """What tells two versions of an object apart: its size and its version and ETag fields,
+    or its modification time where it has neither."""
+    versions = tuple(str(info[name]) for name in _VERSION_FIELDS
+                     if info.get(name) not in (None, ""))
+    times = tuple(str(info[name]) for name in _TIME_FIELDS if info.get(name) not in (None, ""))
+    return (int(info.get("size") or 0),) + (versions or times)
 
 
 def _pin(url: str, info: dict) -> None:
@@ -147,6 +153,8 @@ def input_sources(url: str) -> list[RemoteFile | RemoteFolder]:
     """The objects and folders one input URL names: a glob's matches in sorted order, an
     object, or a prefix (a URL ending in '/', or any prefix that holds objects)."""
     fs, path = filesystem(url)
+    with contextlib.suppress(Exception):  # list what is there now, not a cached listing
+        fs.invalidate_cache()
     protocol = protocol_of(url)
     if protocol in ("http", "https"):
         return [_http_file(fs, url)]
