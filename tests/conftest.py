@@ -51,3 +51,30 @@ def _snapshot(root) -> dict:
 def snapshot():
     """snapshot(folder) -> {relative path: sha256} of every file: to show nothing changed."""
     return _snapshot
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """One S3 API server (moto's) on 127.0.0.1 for the whole session."""
+    pytest.importorskip("moto.server")
+    pytest.importorskip("s3fs")
+    from tests.object_store import S3Server
+
+    server = S3Server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3(s3_server, monkeypatch):
+    """The session's S3 server with its credentials and endpoint in the environment (as users
+    set them), a fresh bucket in `s3.bucket`, and fast retries."""
+    import fsspec
+
+    for name, value in s3_server.env().items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("CORPUS_MINER_RETRIES", "2")
+    monkeypatch.setenv("CORPUS_MINER_RETRY_WAIT", "0.05")
+    fsspec.get_filesystem_class("s3").clear_instance_cache()  # endpoints differ between tests
+    s3_server.bucket = s3_server.new_bucket()
+    return s3_server

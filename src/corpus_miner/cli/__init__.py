@@ -7,14 +7,17 @@ Each capability registers its subcommands from its own module in this package; u
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import importlib
 import os
 import sys
+from collections.abc import Iterator
 
 from corpus_miner import __version__
 from corpus_miner.errors import CorpusMinerError
 from corpus_miner.io.atomic import discard_stdout, os_reason, writing_stdout
+from corpus_miner.io.locations import is_remote
 from corpus_miner.io.signals import Terminated, raising_signals
 
 # The module that registers each command: `register(subparsers)` sets `handler` via set_defaults.
@@ -77,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     prewarm = prewarm_for(args, argv)  # the next stages' kernels, compiled by a second process
     try:
-        with raising_signals():
+        with raising_signals(), _storage(args):
             check_outputs(args)  # every output, before any work
             try:
                 with compile_notice(on_first_compile=prewarm and prewarm.start):
@@ -92,6 +95,24 @@ def main(argv: list[str] | None = None) -> int:
             return code
     except BaseException as exc:  # noqa: BLE001 - each kind is handled or re-raised below
         return _exit_code(exc)
+
+
+@contextlib.contextmanager
+def _storage(args: argparse.Namespace) -> Iterator[None]:
+    """--storage-options for every URL of the command, and one version of every object it
+    reads (an object replaced between two reads of the inputs is refused)."""
+    from corpus_miner.io.storage import parse_storage_options, using_storage_options
+
+    text = getattr(args, "storage_options", None)
+    options = parse_storage_options(text) if text is not None else None
+    with using_storage_options(options):
+        if not any(is_remote(item) for item in getattr(args, "inputs", None) or ()):
+            yield
+            return
+        from corpus_miner.io.remote import consistent_reads
+
+        with consistent_reads():
+            yield
 
 
 def _exit_code(exc: BaseException) -> int:

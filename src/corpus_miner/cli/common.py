@@ -43,6 +43,18 @@ def add_input_arguments(parser: argparse.ArgumentParser, saved_corpus: bool = Tr
     parser.add_argument("--skip-bad", action="store_true",
                         help="skip malformed JSON lines (counted in the summary) instead of "
                              "failing")
+    add_storage_arguments(parser)
+
+
+def add_storage_arguments(parser: argparse.ArgumentParser) -> None:
+    """--storage-options for the URLs a command reads and writes."""
+    parser.add_argument("--storage-options", default=None, metavar="JSON|@FILE",
+                        help="options of the storage backends for s3://, gs://, az://, hf:// "
+                        "and http(s):// inputs and outputs, as a JSON object or @file.json: "
+                        "e.g. '{\"endpoint_url\": \"http://127.0.0.1:9000\"}', "
+                        "'{\"anon\": true}', or one table per protocol "
+                        "('{\"s3\": {...}, \"gs\": {...}}'); credentials otherwise come from "
+                        "the environment and the usual config files")
 
 
 def add_mining_arguments(parser: argparse.ArgumentParser) -> None:
@@ -61,10 +73,40 @@ def add_mining_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_record_output_argument(parser: argparse.ArgumentParser) -> None:
-    """-o OUT for commands that write documents back (clean, dedup, index query)."""
+    """-o OUT for commands that write documents back (clean, dedup, index query), and the
+    options of sharded outputs."""
     parser.add_argument("-o", "--output", required=True, metavar="OUT",
                         help="output file: .jsonl, .jsonl.gz or .parquet (written atomically), "
-                             "or - for JSONL on stdout")
+                             "- for JSONL on stdout, or a folder or prefix ending in / for "
+                             "part-00000.parquet ... and a _manifest.json; a URL (s3://, gs://, "
+                             "az://, hf://) writes there")
+    group = parser.add_argument_group("sharded output (-o FOLDER/)")
+    group.add_argument("--shards", type=int, default=None, metavar="N",
+                       help="write N parts of about equal numbers of input documents")
+    group.add_argument("--shard-size", default=None, metavar="SIZE",
+                       help="start a new part once one holds SIZE bytes (e.g. 512MB, 1GiB)")
+    group.add_argument("--shard-format", default="parquet",
+                       choices=("parquet", "jsonl", "jsonl.gz"),
+                       help="format of the parts (default: %(default)s)")
+
+
+def sharded(args: argparse.Namespace) -> bool:
+    """Whether the record output is a sharded folder (-o ending in /, --shards, --shard-size)."""
+    output = getattr(args, "output", None) or ""
+    return bool(getattr(args, "shards", None) is not None
+                or getattr(args, "shard_size", None) is not None
+                or (output != "-" and output.endswith(("/", os.sep))))
+
+
+def shard_plan(args: argparse.Namespace, total_rows=None):
+    """The ShardPlan of a sharded record output (validated), or None for a single file."""
+    if not sharded(args):
+        return None
+    from corpus_miner.io.formats import ShardPlan
+    from corpus_miner.io.locations import parse_size
+
+    size = parse_size(args.shard_size) if args.shard_size is not None else None
+    return ShardPlan(args.shards, size, args.shard_format, total_rows).validate()
 
 
 def corpus_from_args(args: argparse.Namespace, progress: bool = True) -> TokenCorpus:
@@ -80,9 +122,13 @@ def corpus_from_args(args: argparse.Namespace, progress: bool = True) -> TokenCo
 def rereadable(inputs) -> bool:
     """Whether every input can be read a second time: files and folders, not stdin ('-') or a
     pipe such as `<(zcat ...)`, which give their bytes once."""
+    from corpus_miner.io.locations import is_remote
+
     for item in inputs:
         if str(item) == "-":
             return False
+        if is_remote(item):
+            continue  # objects can be read again (and are checked to be the same)
         try:
             mode = os.stat(item).st_mode
         except OSError:

@@ -19,12 +19,14 @@ from corpus_miner.cli.common import (
     note_read_stats,
     print_summary,
     rereadable,
+    shard_plan,
 )
 from corpus_miner.cli.engine import add_engine_arguments, on_spark
 from corpus_miner.cli.outputs import Output
 from corpus_miner.dedup.params import DEFAULT_FP_PROB, DEFAULT_SKETCH, MODE_ALIASES
-from corpus_miner.errors import InputError
+from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.io.formats import OUTPUT_SUFFIXES, writes_jsonl
+from corpus_miner.io.locations import is_remote
 
 if TYPE_CHECKING:  # the others are imported by the commands that run: --help needs none of them
     from corpus_miner.dedup import LSHBloom
@@ -67,7 +69,7 @@ def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--seed", type=int, default=1, help="hash seed (default: %(default)s)")
 
 
-RECORDS_OUTPUT = Output("output", "-o", suffixes=OUTPUT_SUFFIXES, stdout=True,
+RECORDS_OUTPUT = Output("output", "-o", suffixes=OUTPUT_SUFFIXES, stdout=True, shardable=True,
                         hint=f"use one of {', '.join(OUTPUT_SUFFIXES)}, or - for JSONL on stdout")
 
 
@@ -264,6 +266,11 @@ def run_dedup(args: argparse.Namespace) -> int:
     stats = ReadStats()
     counts = {"documents": 0, "duplicates": 0}
     needs_count = model.params.validated().mode == "lshbloom" and args.expected_items is None
+    if args.shards is not None and not needs_count:
+        raise ParameterError("--shards N needs the number of documents before writing, and "
+                             "this dedup streams (--expected-items, or mode minhash_lsh): use "
+                             "--shard-size")
+    shards = shard_plan(args, total_rows=lambda: model.n_documents_)
 
     def tables():
         if needs_count:
@@ -281,7 +288,7 @@ def run_dedup(args: argparse.Namespace) -> int:
             counts["duplicates"] += int(result.is_duplicate.sum())
             yield _selection(batch, result, args.annotate)
 
-    written = write_records(tables(), args.output)
+    written = write_records(tables(), args.output, shards=shards)
     if args.save_index:
         model.save(args.save_index)
     _growth_note("dedup", model, args.expected_items)
@@ -327,8 +334,17 @@ def run_index_query(args: argparse.Namespace) -> int:
     from corpus_miner.dedup import LSHBloom
     from corpus_miner.io import ReadStats, write_records
 
+    if args.shards is not None:
+        raise ParameterError("--shards N needs the number of documents before writing, and "
+                             "index query streams: use --shard-size")
     started = time.perf_counter()
-    model = LSHBloom.load(args.index_dir)
+    if is_remote(args.index_dir):  # an index is loaded whole: fetched first
+        from corpus_miner.io.remote import local_copy
+
+        with local_copy(args.index_dir) as copy:
+            model = LSHBloom.load(copy)
+    else:
+        model = LSHBloom.load(args.index_dir)
     stats = ReadStats()
     counts = {"documents": 0, "duplicates": 0}
 
@@ -339,7 +355,7 @@ def run_index_query(args: argparse.Namespace) -> int:
             counts["duplicates"] += int(result.is_duplicate.sum())
             yield _selection(batch, result, args.annotate)
 
-    written = write_records(tables(), args.output)
+    written = write_records(tables(), args.output, shards=shard_plan(args))
     print_summary("index query", documents=counts["documents"], duplicates=counts["duplicates"],
                   written=written, indexed=model.n_documents_, mode=model.params_.mode,
                   seconds=round(time.perf_counter() - started, 3))

@@ -15,6 +15,7 @@ import argparse
 import sys
 import time
 
+from corpus_miner.cli.common import shard_plan
 from corpus_miner.errors import InputError, ParameterError
 
 ENGINES = ("local", "spark")
@@ -170,7 +171,8 @@ def run_clean(args: argparse.Namespace) -> int:
     cleaner = Cleaner(args.mode, False, (), args.drop_above, args.mask_text)
     cleaner.fit_mask(mask, offsets)
     stats = cleaner.write(args.inputs, args.output, text_field=args.text_field,
-                          id_field=args.id_field, skip_bad=args.skip_bad)
+                          id_field=args.id_field, skip_bad=args.skip_bad,
+                          shards=shard_plan(args))
     finish_clean(args, stats, int(figures.covered.sum()) / max(int(offsets[-1]), 1))
     return 0
 
@@ -220,7 +222,8 @@ def run_dedup(args: argparse.Namespace) -> int:
             start += len(batch)
             yield _selection(batch, part, args.annotate)
 
-    written = write_records(tables(), args.output)
+    written = write_records(tables(), args.output,
+                            shards=shard_plan(args, total_rows=len(is_duplicate)))
     if args.save_index:
         model.save(args.save_index)
     print(f"dedup: {int(is_duplicate.sum()):,} of {len(is_duplicate):,} documents are "

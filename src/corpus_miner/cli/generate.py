@@ -6,7 +6,7 @@ import argparse
 import math
 import sys
 
-from corpus_miner.cli.common import text_argument
+from corpus_miner.cli.common import add_storage_arguments, text_argument
 from corpus_miner.cli.outputs import Output
 from corpus_miner.errors import ParameterError
 
@@ -57,6 +57,7 @@ def register(subparsers) -> None:
     parser.add_argument("--reposts", type=float, default=0.05, metavar="SHARE",
                         help="web: share of pages that are edited copies of an earlier page "
                         "(default 0.05)")
+    add_storage_arguments(parser)
     parser.set_defaults(handler=run, outputs=(Output(
         "output", "-o", suffixes=(".jsonl", ".jsonl.gz", ".parquet"), folder_if_no_suffix=True,
         replaceable=_parts_only, hint="write .jsonl, .jsonl.gz, .parquet (web), or a folder "

@@ -19,8 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from corpus_miner.cli.common import shard_plan, sharded
 from corpus_miner.errors import OutputError, ParameterError
 from corpus_miner.io.atomic import check_file_output, check_folder_output, is_own_output, os_reason
+from corpus_miner.io.locations import base_name, canonical, display
 from corpus_miner.io.overlap import STDIO, check_apart
 
 
@@ -42,6 +44,7 @@ class Output:
     hint: str = ""
     stdout: bool = False
     default_stdout: bool = False
+    shardable: bool = False  # a record output that may be a sharded folder (-o DIR/, --shards)
 
 
 STDOUT = Output(None, "stdout", default_stdout=True)
@@ -60,16 +63,25 @@ def check_outputs(args: argparse.Namespace) -> None:
             continue
         value = os.fspath(value)
         if value == STDIO:
+            if out.shardable and sharded(args):
+                raise ParameterError(f"{out.flag} -: a sharded output is a folder; name one "
+                                     "(e.g. -o clean/)")
             if not out.stdout:
                 raise ParameterError(f"{out.flag} -: this output cannot go to stdout; name a "
                                      "file")
             to_stdout.append(out.flag)
             continue
-        folder = out.folder or (out.folder_if_no_suffix and "." not in Path(value).name)
+        folder = out.folder or (out.folder_if_no_suffix and "." not in base_name(value))
+        replaceable = out.replaceable or is_own_output
+        if out.shardable and sharded(args):
+            from corpus_miner.io.shards import is_shards_folder
+
+            shard_plan(args)  # its parameters, before any work
+            folder, replaceable = True, is_shards_folder
         if out.suffixes and not folder and not value.lower().endswith(out.suffixes):
-            raise ParameterError(f"{out.flag} {value}: {out.hint}")
+            raise ParameterError(f"{out.flag} {display(value)}: {out.hint}")
         if folder:
-            check_folder_output(value, out.replaceable or is_own_output)
+            check_folder_output(value, replaceable)
         else:
             check_file_output(value)
         paths.append((out, value))
@@ -94,7 +106,7 @@ def _inputs(args: argparse.Namespace) -> list[str]:
 def _check_distinct(paths: list[tuple[Output, str]]) -> None:
     seen: dict[object, Output] = {}
     for out, value in paths:
-        keys: set[object] = {os.path.abspath(value)}
+        keys: set[object] = {canonical(value)}
         try:
             info = os.stat(value)
             keys.add((info.st_dev, info.st_ino))

@@ -82,7 +82,7 @@ def register(subparsers) -> None:
                        help="write the cleaning figures as JSON ('-' for stdout)")
     add_engine_arguments(clean)
     clean.set_defaults(handler=run_clean, extra_inputs=("phrases", "allow"), outputs=(
-        Output("output", "-o", suffixes=OUTPUT_SUFFIXES, stdout=True,
+        Output("output", "-o", suffixes=OUTPUT_SUFFIXES, stdout=True, shardable=True,
                hint=f"use one of {', '.join(OUTPUT_SUFFIXES)}, or - for JSONL on stdout"),
         Output("json", "--json", stdout=True)))
 
@@ -185,7 +185,7 @@ _DONE = {"remove": "removed", "mask": "masked", "annotate": "annotated"}
 
 
 def run_clean(args) -> int:
-    from corpus_miner.cli.common import corpus_from_args, rereadable
+    from corpus_miner.cli.common import corpus_from_args, rereadable, shard_plan
     from corpus_miner.cli.engine import on_spark
     from corpus_miner.coverage.clean import Cleaner, CleanParams
 
@@ -208,7 +208,8 @@ def run_clean(args) -> int:
     cleaner = Cleaner(args.mode, args.keep_first, allow, args.drop_above, args.mask_text)
     cleaner.fit(corpus, coverage)
     stats = cleaner.write(args.inputs, args.output, text_field=args.text_field,
-                          id_field=args.id_field, skip_bad=args.skip_bad)
+                          id_field=args.id_field, skip_bad=args.skip_bad,
+                          shards=shard_plan(args))
     finish_clean(args, stats, coverage.share)
     return 0
 

@@ -20,6 +20,7 @@ from corpus_miner.corpus.parallel import ParallelTokenizer, TokenizedBlock
 from corpus_miner.corpus.token_corpus import TokenCorpus, corpus_writer
 from corpus_miner.corpus.tokenizer import resized
 from corpus_miner.io.artefact import is_saved_corpus
+from corpus_miner.io.locations import is_remote
 from corpus_miner.io.progress import byte_progress, input_bytes
 from corpus_miner.io.readers import DEFAULT_BATCH_BYTES, STDIN, ReadStats, read_documents
 from corpus_miner.io.strings import StringList
@@ -118,7 +119,16 @@ def _as_list(inputs) -> list:
 
 
 def _is_one_saved_corpus(inputs: list) -> bool:
-    return len(inputs) == 1 and str(inputs[0]) != STDIN and is_saved_corpus(inputs[0])
+    if len(inputs) != 1 or str(inputs[0]) == STDIN:
+        return False
+    if is_remote(inputs[0]):
+        from corpus_miner.io.artefact import TOKEN_CORPUS_FORMAT
+        from corpus_miner.io.remote import RemoteFolder, input_sources, remote_artefact_format
+
+        sources = input_sources(str(inputs[0]))
+        return len(sources) == 1 and isinstance(sources[0], RemoteFolder) and \
+            remote_artefact_format(sources[0]) == TOKEN_CORPUS_FORMAT
+    return is_saved_corpus(inputs[0])
 
 
 def _tokenized(inputs: list, tokenizer: ParallelTokenizer, stats: ReadStats, progress: bool,

@@ -30,6 +30,7 @@ from corpus_miner.io.artefact import (
     open_artefact,
     write_artefact,
 )
+from corpus_miner.io.locations import is_remote
 from corpus_miner.io.readers import ReadStats
 from corpus_miner.io.strings import StringList
 
@@ -104,12 +105,13 @@ class TokenCorpus:
                 f"n_vocab={self.n_vocab})")
 
     # -- persistence -------------------------------------------------------------------------
-    def save(self, path) -> Path:
-        """Write the corpus folder atomically (a crash never leaves a half-written folder)."""
+    def save(self, path) -> Path | str:
+        """Write the corpus folder atomically (a crash never leaves a half-written folder); a
+        URL (s3://...) gets the folder uploaded once complete."""
         with corpus_writer(path) as writer:
             writer.add_documents(self.tokens, self.doc_offsets, _as_string_list(self.doc_ids))
             writer.finish(_as_string_list(self.vocab), self.read_stats)
-        return Path(path)
+        return path if is_remote(path) else Path(path)
 
     @classmethod
     def load(cls, path, mmap: bool = True, verify: bool = False) -> TokenCorpus:
@@ -118,8 +120,14 @@ class TokenCorpus:
         Always checked (instant): the metadata checksum (edited counts or fields are refused),
         every file's size against its dtype and shape (truncation), the counts against the
         shapes, and the first and last offsets. verify=True also reads everything: the sha256 of
-        every file, offsets never decreasing, every token id inside the vocabulary.
+        every file, offsets never decreasing, every token id inside the vocabulary. A URL
+        (s3://...) is fetched to a local temporary folder and read into memory.
         """
+        if is_remote(path):
+            from corpus_miner.io.remote import local_copy
+
+            with local_copy(str(path)) as copy:
+                return cls.load(copy, mmap=False, verify=verify)
         saved = open_artefact(path, FORMAT_NAME, (FORMAT_VERSION,), kind="token corpus",
                               remedy=_REMEDY)
         saved.check(saved.metadata.get("tokenizer") == TOKENIZER,

@@ -36,6 +36,7 @@ text is removed entirely stays, with an empty text, unless `drop_above` leaves i
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -362,10 +363,11 @@ class Cleaner(Estimator):
                          f"{expected}; the input changed since it was loaded, run again")
 
     def write(self, inputs, output, *, text_field: str = "text", id_field: str = "id",
-              skip_bad: bool = False) -> dict:
+              skip_bad: bool = False, shards=None) -> dict:
         """Re-read `inputs` (the ones the corpus was loaded from), clean them and write `output`
-        (.jsonl, .jsonl.gz or .parquet) atomically; returns summary() plus rows written.
-        Refuses an output that is one of the inputs or lies inside an input folder."""
+        (.jsonl, .jsonl.gz or .parquet, a file or a URL) atomically; returns summary() plus
+        rows written. Refuses an output that is one of the inputs or lies inside an input
+        folder. `shards` (an io.formats.ShardPlan) writes a sharded folder instead."""
         from corpus_miner.io import read_documents, write_records
         from corpus_miner.io.overlap import check_apart
         from corpus_miner.io.readers import read_ahead
@@ -376,7 +378,10 @@ class Cleaner(Estimator):
         # release the GIL) and writing
         batches = read_documents(inputs, text_field=text_field, id_field=id_field,
                                  skip_bad=skip_bad, prefetch=_AHEAD)
-        rows = write_records(read_ahead(self.transform(batches, text_field), _AHEAD), output)
+        if shards is not None and shards.total_rows is None:
+            shards = dataclasses.replace(shards, total_rows=len(self.dropped_))
+        rows = write_records(read_ahead(self.transform(batches, text_field), _AHEAD), output,
+                             shards=shards)
         return {**self.summary(), "documents_written": int(rows)}
 
     def summary(self) -> dict:

@@ -21,6 +21,7 @@ from corpus_miner.coverage.coverage import Coverage, aligned_batches
 from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.io.atomic import write_text
 from corpus_miner.io.jsonl import json_values
+from corpus_miner.io.locations import display
 from corpus_miner.io.overlap import check_apart
 
 MISSING_GROUP = "(missing)"
@@ -211,7 +212,8 @@ class CoverageReport:
         summary["template_share"] = self.template_share
         summary["template_documents"] = int(len(self.template_docs))
         # a file name that is not UTF-8 (lone surrogates in Python) is shown with U+FFFD
-        summary["inputs"] = [os.fsencode(x).decode("utf-8", "replace") for x in self.inputs]
+        summary["inputs"] = [os.fsencode(display(x)).decode("utf-8", "replace")
+                             for x in self.inputs]
         summary["hogs_by_psi"] = [self._hog_row(p) for p in self.hogs_by_psi]
         summary["hogs_by_tokens_covered"] = [self._hog_row(p) for p in self.hogs_by_covered]
         summary["template_document_examples"] = [

@@ -33,6 +33,7 @@ import numpy as np
 
 from corpus_miner.errors import FormatError
 from corpus_miner.io.atomic import atomic_dir
+from corpus_miner.io.locations import is_remote, local_path
 
 METADATA_FILE = "metadata.json"
 TOKEN_CORPUS_FORMAT = "corpus-miner/token-corpus"
@@ -60,6 +61,11 @@ def saved_artefact_format(folder) -> str | None:
             head = fh.read(4096)
     except OSError:
         return None
+    return artefact_format_in(head)
+
+
+def artefact_format_in(head: bytes) -> str | None:
+    """The corpus-miner format named in the first bytes of a metadata.json, or None."""
     found = re.search(rb'"format"\s*:\s*"(corpus-miner/[^"]{1,100})"', head)
     return found.group(1).decode("utf-8", "replace") if found else None
 
@@ -170,8 +176,9 @@ class ArtefactWriter:
 def write_artefact(path, format_name: str, version: int) -> Iterator[ArtefactWriter]:
     """Write an artefact folder atomically: add arrays (whole or in pieces) and blobs to the
     writer, set `writer.fields`; the metadata is written and the folder renamed into place when
-    the block ends without an exception (otherwise nothing appears under `path`)."""
-    path = Path(path)
+    the block ends without an exception (otherwise nothing appears under `path`). `path` may
+    be a URL (s3://...): the folder is uploaded when it is complete (io/remote_output.py)."""
+    path = path if is_remote(path) else Path(local_path(path))
     with atomic_dir(path) as tmp:
         writer = ArtefactWriter(tmp)
         try:
@@ -182,7 +189,8 @@ def write_artefact(path, format_name: str, version: int) -> Iterator[ArtefactWri
 
 
 def save_artefact(path, format_name: str, version: int, fields: dict,
-                  arrays: dict[str, np.ndarray], blobs: dict[str, bytes] | None = None) -> Path:
+                  arrays: dict[str, np.ndarray], blobs: dict[str, bytes] | None = None
+                  ) -> Path | str:
     """Atomically write `fields` + arrays (+ opaque blobs) as a folder of this format."""
     clash = sorted(set(fields) & set(_RESERVED))
     if clash:  # before anything is written
@@ -193,7 +201,7 @@ def save_artefact(path, format_name: str, version: int, fields: dict,
         for name, raw in (blobs or {}).items():
             writer.add_blob(name, raw)
         writer.fields.update(fields)
-    return Path(path)
+    return path if is_remote(path) else Path(path)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from corpus_miner.errors import OutputError
+from corpus_miner.io.locations import is_remote, local_path
 from corpus_miner.io.signals import deferred
 
 
@@ -58,7 +59,12 @@ def _check_parent(final: Path) -> None:
 
 def check_file_output(final: str | os.PathLike) -> None:
     """OutputError unless a file can be written (atomically) at `final`."""
-    final = Path(final)
+    if is_remote(final):
+        from corpus_miner.io.remote_output import check_remote_output
+
+        check_remote_output(os.fspath(final))
+        return
+    final = Path(local_path(final))
     if final.is_dir():
         raise OutputError(f"{final}: is a folder; name an output file")
     if final.exists() and not final.is_file():
@@ -85,7 +91,12 @@ def check_folder_output(final: str | os.PathLike,
                         replaceable: Callable[[Path], bool] = is_own_output) -> None:
     """OutputError unless `final` may be written as a folder, replacing only a folder that
     `replaceable` accepts (by default: empty or written by corpus-miner)."""
-    final = Path(final)
+    if is_remote(final):
+        from corpus_miner.io.remote_output import check_remote_output
+
+        check_remote_output(os.fspath(final), folder=True)
+        return
+    final = Path(local_path(final))
     if final.exists() and not final.is_dir():
         raise OutputError(f"{final}: exists and is not a folder; remove it or name another "
                           "folder")
@@ -165,8 +176,15 @@ def _remove(path: Path | None) -> None:
 
 @contextlib.contextmanager
 def atomic_path(final: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary file path next to `final`; rename it onto `final` on success."""
-    final = Path(final)
+    """Yield a temporary file path next to `final`; rename it onto `final` on success. At a
+    URL: a local temporary file, uploaded on success (io/remote_output.py)."""
+    if is_remote(final):
+        from corpus_miner.io.remote_output import atomic_remote_file
+
+        with atomic_remote_file(os.fspath(final)) as tmp:
+            yield tmp
+        return
+    final = Path(local_path(final))
     check_file_output(final)
     if final.exists() and not final.is_file():
         # a device or pipe: renaming over it would replace e.g. /dev/null by a regular file
@@ -184,8 +202,15 @@ def atomic_dir(final: str | os.PathLike,
     """Yield a temporary folder next to `final`; on success it replaces `final` (old one removed).
 
     An existing folder is replaced only when `replaceable(folder)` says so (by default: empty or
-    written by corpus-miner), so `-o ~/Documents` is an error instead of a deleted folder."""
-    final = Path(final)
+    written by corpus-miner), so `-o ~/Documents` is an error instead of a deleted folder.
+    At a URL: a local temporary folder, uploaded on success (io/remote_output.py)."""
+    if is_remote(final):
+        from corpus_miner.io.remote_output import atomic_remote_folder
+
+        with atomic_remote_folder(os.fspath(final)) as tmp:
+            yield tmp
+        return
+    final = Path(local_path(final))
     check_folder_output(final, replaceable)
     with _temporary_sibling(final, folder=True) as tmp:
         yield tmp

@@ -5,6 +5,7 @@ holds an input. "-" stands for stdin among inputs and for stdout among outputs.
 
 from __future__ import annotations
 
+import glob
 import os
 import stat
 import sys
@@ -12,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from corpus_miner.errors import OutputError
+from corpus_miner.io.locations import has_glob, is_remote, local_path, url_conflict
 
 STDIO = "-"
 
@@ -61,12 +63,24 @@ def overlapping_input(output: str | os.PathLike, inputs: Iterable) -> str | None
 
 
 def check_apart(inputs: Iterable, outputs: Iterable) -> None:
-    """OutputError naming the first output that would overwrite an input (see module doc)."""
-    inputs = list(inputs)
+    """OutputError naming the first output that would overwrite an input (see module doc).
+    URLs are compared with URLs of the same store (io/locations.url_conflict), local glob
+    patterns by what they match."""
+    inputs = [os.fspath(item) for item in inputs]
+    remote_inputs = [item for item in inputs if is_remote(item)]
+    local_inputs = [local_path(item) for item in inputs if not is_remote(item)]
+    local_inputs += [match for item in local_inputs if has_glob(item) and not os.path.lexists(item)
+                     for match in glob.glob(item, recursive=True)]
     for output in outputs:
         if output is None:
             continue
-        hit = overlapping_input(output, inputs)
+        if is_remote(output):
+            message = url_conflict(os.fspath(output), remote_inputs)
+            if message is not None:
+                raise OutputError(message)
+            continue
+        output = local_path(output)
+        hit = overlapping_input(output, local_inputs)
         if hit is not None:
             raise OutputError(conflict_message(os.fspath(output), hit))
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
+from corpus_miner.errors import CorpusMinerError
+from corpus_miner.io.locations import is_remote, local_path
 from corpus_miner.io.readers import STDIN
 
 
@@ -13,7 +15,17 @@ def input_bytes(inputs) -> int | None:
     when unknown (stdin, a path that does not exist)."""
     total = 0
     for item in inputs:
-        path = Path(item)
+        if is_remote(item):
+            from corpus_miner.io.remote import RemoteFolder, input_sources
+
+            try:
+                sources = input_sources(str(item))
+            except CorpusMinerError:
+                return None  # the reader names the problem
+            total += sum(f.size for s in sources
+                         for f in (s.files if isinstance(s, RemoteFolder) else [s]))
+            continue
+        path = Path(local_path(item))
         if str(item) == STDIN or not path.exists():
             return None
         with contextlib.suppress(OSError):

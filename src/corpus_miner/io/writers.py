@@ -23,8 +23,9 @@ import pyarrow as pa
 
 from corpus_miner.errors import ParameterError
 from corpus_miner.io.atomic import atomic_path, binary_output, writing_stdout
-from corpus_miner.io.formats import OUTPUT_SUFFIXES
+from corpus_miner.io.formats import OUTPUT_SUFFIXES, ShardPlan
 from corpus_miner.io.jsonl import JSON_TEXT, RecordLines, is_json_text, json_values, parse_chunk
+from corpus_miner.io.locations import base_name, display
 from corpus_miner.io.overlap import check_apart
 from corpus_miner.io.readers import DocumentBatch, LineBatch
 from corpus_miner.io.strings import bool_array
@@ -57,38 +58,49 @@ def _with_added(records: pa.Table, added: dict[str, pa.Array]) -> pa.Table:
     return records
 
 
-def write_records(batches_or_table, path) -> int:
+def write_records(batches_or_table, path, *, shards: ShardPlan | None = None) -> int:
     """Write records in order; the format follows the extension. Returns the number of rows.
 
     Accepts a pa.Table / pa.RecordBatch, or an iterable of them, of DocumentBatch or LineBatch
     (all their records) or of Selection. Field order and types are kept (JSON: records read
     from JSONL as they were, others as far as JSON can express them; Parquet: batches whose
     schemas differ are unified, missing fields become null). An output that is the input of
-    one of the batches is refused (OutputError) and left as it was.
+    one of the batches is refused (OutputError) and left as it was. `path` may be a URL
+    (s3://, gs://, az://, hf://, memory://). A folder (a name ending in '/') or `shards` (a
+    ShardPlan) writes part-00000.parquet ... and a manifest instead (io/shards.py).
     """
     if str(path) == "-":  # a pipe cannot be written atomically: records stream as they come
         with writing_stdout():
             return _write_jsonl(_items(batches_or_table), _stdout_bytes())
-    path = Path(path)
-    name = path.name.lower()
-    if not name.endswith(OUTPUT_SUFFIXES):
-        raise ParameterError(f"{path}: unknown output format; use one of "
-                             f"{', '.join(OUTPUT_SUFFIXES)}, or - for JSONL on stdout")
     sources: set[str] = set()  # inputs of the batches: never renamed over
+    if shards is not None or os.fspath(path).endswith(("/", os.sep)):
+        from corpus_miner.io.shards import write_shards
+
+        return write_shards(_items(batches_or_table, sources), os.fspath(path),
+                            shards or ShardPlan(), sources)
+    name = base_name(path).lower()
+    if not name.endswith(OUTPUT_SUFFIXES):
+        raise ParameterError(f"{display(path)}: unknown output format; use one of "
+                             f"{', '.join(OUTPUT_SUFFIXES)}, or - for JSONL on stdout")
     items = _items(batches_or_table, sources)
     with atomic_path(path) as tmp:
-        if name.endswith(".parquet"):
-            rows = _write_parquet((_table(item) for item in items), tmp)
-        else:
-            with binary_output(tmp, compress=name.endswith(".gz")) as raw:
-                out = _WriteInBackground(raw) if name.endswith(".gz") else raw
-                try:
-                    rows = _write_jsonl(items, out)
-                finally:
-                    if out is not raw:
-                        out.close()
+        rows = write_file(items, tmp, name)
         check_apart(sources, [path])  # before the rename: the input is still intact
     return rows
+
+
+def write_file(items: Iterable, tmp: Path, name: str) -> int:
+    """Records (Tables and Selections) into the file `tmp`, in the format of the file name
+    `name`; the number of rows."""
+    if name.endswith(".parquet"):
+        return _write_parquet((_table(item) for item in items), tmp)
+    with binary_output(tmp, compress=name.endswith(".gz")) as raw:
+        out = _WriteInBackground(raw) if name.endswith(".gz") else raw
+        try:
+            return _write_jsonl(items, out)
+        finally:
+            if out is not raw:
+                out.close()
 
 
 def _stdout_bytes():

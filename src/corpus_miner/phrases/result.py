@@ -22,6 +22,7 @@ import numpy as np
 from corpus_miner.corpus.tokenizer import join_with_kinds, token_kind
 from corpus_miner.errors import FormatError, InputError, ParameterError
 from corpus_miner.io.atomic import atomic_path, text_output
+from corpus_miner.io.locations import base_name, is_remote
 
 COLUMNS = ("phrase", "length", "df", "occurrences")
 
@@ -149,8 +150,8 @@ class PhraseTable:
                    "occurrences": int(self.occurrences[i])}
 
 
-def _format_of(path: Path) -> str:
-    name = path.name.lower()
+def _format_of(path) -> str:
+    name = base_name(path).lower()
     for suffix, fmt in ((".jsonl", "jsonl"), (".jsonl.gz", "jsonl"), (".json", "jsonl"),
                         (".tsv", "tsv"), (".parquet", "parquet"), (".txt", "txt")):
         if name.endswith(suffix):
@@ -166,8 +167,8 @@ def write_phrases_jsonl(table: PhraseTable, out: TextIO) -> None:
 
 
 def write_phrases(table: PhraseTable, path: str | Path) -> None:
-    """Write rows in the table's current order, atomically, in the format given by the extension."""
-    path = Path(path)
+    """Write rows in the table's current order, atomically, in the format given by the extension
+    (to a file or a URL)."""
     fmt = _format_of(path)
     if fmt == "txt":
         raise ParameterError(f"{path}: phrases are written as .jsonl, .jsonl.gz, .tsv or .parquet")
@@ -186,14 +187,19 @@ def write_phrases(table: PhraseTable, path: str | Path) -> None:
                 for row in table.rows():
                     out.write("\t".join(str(row[c]) for c in COLUMNS) + "\n")
         else:
-            with text_output(tmp, compress=path.name.lower().endswith(".gz")) as out:
+            with text_output(tmp, compress=base_name(path).lower().endswith(".gz")) as out:
                 write_phrases_jsonl(table, out)
 
 
 def read_phrases(path: str | Path) -> list[dict]:
     """Read a phrase list written by `write_phrases` (or reviewed by hand): rows with at least
     `phrase`; `df`, `length`, `occurrences` are kept when present; a `.txt` file holds one phrase
-    per non-blank line. Raises InputError on bad rows."""
+    per non-blank line. Raises InputError on bad rows. A URL is fetched first (lists are small)."""
+    if is_remote(path):
+        from corpus_miner.io.remote import local_copy
+
+        with local_copy(str(path)) as copy:
+            return read_phrases(copy)
     path = Path(path)
     if not path.exists():
         raise InputError(f"{path}: no such phrase file")

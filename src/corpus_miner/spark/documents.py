@@ -11,6 +11,8 @@ executor (local mode, or a shared file system).
 
 from __future__ import annotations
 
+import glob
+import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,6 +27,7 @@ from pyspark.sql import functions as F
 
 from corpus_miner import errors
 from corpus_miner.errors import InputError
+from corpus_miner.io.locations import has_glob, is_remote, local_path
 from corpus_miner.io.readers import PARQUET_SUFFIXES, STDIN
 from corpus_miner.phrases.distributed.windows import pack_arrays, unpack_arrays
 from corpus_miner.phrases.result import PhraseTable
@@ -37,13 +40,17 @@ DOCUMENTS = "unit int, row long, id string, text string, grp string"
 
 def input_units(inputs) -> list[str]:
     """The inputs as units read by one task each: files as given; a folder of Parquet parts as
-    its parts (sorted by relative path, like the reader); other folders whole."""
+    its parts (sorted by relative path, like the reader); other folders whole. URLs and glob
+    patterns are listed here, on the driver, the same way (io/remote.py)."""
     units = []
     for item in inputs:
         if str(item) == STDIN:
             raise InputError("--engine spark reads files on the executors; stdin ('-') cannot be "
                              "read there: save it to a file first")
-        path = Path(item)
+        if is_remote(item) or has_glob(item) and not os.path.lexists(local_path(item)):
+            units += _located_units(str(item))
+            continue
+        path = Path(local_path(item))
         if not path.exists():
             raise InputError(f"{path}: no such file or directory")
         if path.is_dir():
@@ -58,6 +65,28 @@ def input_units(inputs) -> list[str]:
     return units
 
 
+def _located_units(item: str) -> list[str]:
+    """input_units of a URL or a glob pattern."""
+    if not is_remote(item):
+        matches = sorted(glob.glob(local_path(item), recursive=True))
+        if not matches:
+            raise InputError(f"{item}: no file matches this pattern")
+        return input_units(matches)
+    from corpus_miner.io.remote import RemoteFolder, input_sources
+    from corpus_miner.io.shards import manifest_parts
+
+    units: list[str] = []
+    for source in input_sources(item):
+        if isinstance(source, RemoteFolder):
+            listed = manifest_parts(source, source.files)  # a sharded output: checked parts
+            parts = [f.url for f in listed or source.files
+                     if f.name.lower().endswith(PARQUET_SUFFIXES)]
+            units += parts if parts else [source.url]
+        else:
+            units.append(source.url)
+    return units
+
+
 def documents_frame(spark, inputs, text_field: str = "text", id_field: str = "id",
                     skip_bad: bool = False, group_by: tuple[str, bool] | None = None
                     ) -> DataFrame:
@@ -65,14 +94,19 @@ def documents_frame(spark, inputs, text_field: str = "text", id_field: str = "id
     value (coverage.report's rule) when group_by = (field, derive host) is given."""
     units = input_units(inputs)
     rows = spark.sparkContext.parallelize(list(enumerate(units)), max(len(units), 1))
+    from corpus_miner.io.remote import pinned_identities
+    from corpus_miner.io.storage import current_storage_options
+
+    options, pinned = current_storage_options(), pinned_identities()  # sent to the executors
 
     def read(partition) -> Iterator:
         from corpus_miner.coverage.report import _group_values  # the report's own rule
         from corpus_miner.io import read_documents
+        from corpus_miner.io.remote import reading_as_on_driver
 
         for unit, path in partition:
-            for batch in read_documents([path], text_field=text_field, id_field=id_field,
-                                        skip_bad=skip_bad):
+            for batch in reading_as_on_driver(options, pinned, read_documents(
+                    [path], text_field=text_field, id_field=id_field, skip_bad=skip_bad)):
                 n = len(batch)
                 records = batch.records
                 ids = batch.ids

@@ -25,6 +25,7 @@ import numpy as np
 
 from corpus_miner.errors import ParameterError
 from corpus_miner.io.atomic import atomic_path, text_output
+from corpus_miner.io.locations import base_name, is_remote
 
 ARTICLE_PHRASES = (
     ("this is the first test sentence", 3),
@@ -175,11 +176,12 @@ def synthetic2(n_docs: int, words_per_doc: int = 1000, n_families: int = 3, fami
     return docs
 
 
-def write_jsonl(docs: Sequence[Sequence[str]], path: str | Path, id_prefix: str = "doc") -> Path:
+def write_jsonl(docs: Sequence[Sequence[str]], path: str | Path,
+                id_prefix: str = "doc") -> Path | str:
     """Write documents as JSONL rows {"id": "<prefix>-<n>", "text": tokens joined by spaces},
     atomically; `.gz` suffix compresses."""
-    path = Path(path)
-    with atomic_path(path) as tmp, text_output(tmp, path.name.lower().endswith(".gz")) as out:
+    with atomic_path(path) as tmp, text_output(tmp, base_name(path).lower().endswith(".gz")) \
+            as out:
         for n, doc in enumerate(docs):
             out.write(json.dumps({"id": f"{id_prefix}-{n}", "text": " ".join(doc)}) + "\n")
-    return path
+    return path if is_remote(path) else Path(path)

@@ -34,6 +34,7 @@ import numpy as np
 import pyarrow as pa
 
 from corpus_miner.errors import ParameterError
+from corpus_miner.io.locations import base_name
 from corpus_miner.io.strings import string_array
 from corpus_miner.synth import web_render as wk
 from corpus_miner.synth.article import _check_positive
@@ -364,7 +365,7 @@ def write_web(output, params: WebParams, n_docs: int | None = None,
     from corpus_miner.io.atomic import atomic_dir
 
     started = time.perf_counter()
-    name = Path(output).name.lower()
+    name = base_name(output).lower()
     to_file = name.endswith((".jsonl", ".jsonl.gz", ".parquet"))
     if not to_file and "." in name:
         raise ParameterError(f"{output}: write .jsonl, .jsonl.gz, .parquet, or a folder name "
