@@ -1,0 +1,146 @@
+"""What a tool removed, from its cleaned text: the deletion-only alignment of output to input.
+
+A cleaning tool that only writes cleaned text is scored by finding which characters of the
+original it deleted: the cleaned text must be the original with pieces deleted, modulo
+whitespace (tools strip lines, collapse spaces, rejoin the rest with "\\n" or ""), so the
+comparison is over the non-whitespace characters only. When the cleaned text is not such a
+deletion (the tool rewrote, added or reordered text) `AlignmentError` says where.
+
+Among the many deletions that give the same output ("a b a" -> "a" could have deleted either
+end), the alignment prefers the fewest separate deleted pieces, which is how tools delete
+(whole lines, sentences, paragraphs, phrase occurrences): word-level matching blocks first
+(difflib's longest matching blocks), then, inside any stretch where words differ (a tool cut
+inside a word), the character-level alignment with the fewest gaps (dynamic programming,
+`fewest_gaps`); a stretch too big for it falls back to the leftmost embedding.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+
+WORD = re.compile(r"\S+")
+DP_CELLS = 4_000_000  # beyond this a stretch is aligned leftmost instead of with fewest gaps
+
+
+class AlignmentError(ValueError):
+    """The cleaned text is not the original with pieces deleted (modulo whitespace)."""
+
+
+def fewest_gaps(a: str, b: str) -> list[int] | None:
+    """Positions in `a` of the characters of `b` (b as a subsequence of a) with the fewest
+    maximal runs of skipped characters of `a` (leading and trailing runs count), leftmost
+    among equals; None when b is not a subsequence of a."""
+    n, m = len(a), len(b)
+    if m == 0:
+        return []
+    if n * m > DP_CELLS:
+        return leftmost(a, b)
+    inf = n + m + 2
+    # best[j][i]: fewest gaps for b[:j] ending with b[j-1] matched at a[i-1]
+    prev = [0] + [inf] * n  # j = 0: nothing matched; "ended" before position i: gap if i > 0
+    back: list[list[int]] = []
+    for j in range(1, m + 1):
+        cur = [inf] * (n + 1)
+        choice = [-1] * (n + 1)
+        best_before, best_at = inf, -1  # min over k < i-1 of prev[k] + gap(k, i-1)
+        for i in range(1, n + 1):
+            k = i - 2  # candidates k <= i-2 become available: a gap a[k:i-1] of length > 0
+            if k >= 0 and prev[k] + 1 < best_before:
+                best_before, best_at = prev[k] + 1, k
+            if a[i - 1] != b[j - 1]:
+                continue
+            if j == 1:
+                cost_here, from_here = (0 if i == 1 else 1), 0
+                cur[i], choice[i] = cost_here, from_here
+                continue
+            if prev[i - 1] < inf and prev[i - 1] <= best_before:
+                cur[i], choice[i] = prev[i - 1], i - 1
+            elif best_before < inf:
+                cur[i], choice[i] = best_before, best_at
+        back.append(choice)
+        prev = cur
+    best, end = inf, -1
+    for i in range(1, n + 1):
+        total = prev[i] + (1 if i < n else 0)
+        if total < best:
+            best, end = total, i
+    if end < 0:
+        return None
+    positions = [0] * m
+    i = end
+    for j in range(m, 0, -1):
+        positions[j - 1] = i - 1
+        i = back[j - 1][i]
+    return positions
+
+
+def leftmost(a: str, b: str) -> list[int] | None:
+    """Positions in `a` of the characters of `b` matched as early as possible, or None."""
+    positions, i = [], 0
+    for ch in b:
+        i = a.find(ch, i)
+        if i < 0:
+            return None
+        positions.append(i)
+        i += 1
+    return positions
+
+
+def _merge(spans: list[tuple[int, int]], text: str) -> list[tuple[int, int]]:
+    """Spans in order, joined when only whitespace separates them."""
+    merged: list[list[int]] = []
+    for start, end in spans:
+        if merged and not text[merged[-1][1]:start].strip():
+            merged[-1][1] = end
+        else:
+            merged.append([start, end])
+    return [(s, e) for s, e in merged]
+
+
+def removed_spans(original: str, cleaned: str) -> list[tuple[int, int]]:
+    """[start, end) spans of `original` that were deleted to give `cleaned` (whitespace aside);
+    AlignmentError when there is no such deletion."""
+    words = [(m.start(), m.end()) for m in WORD.finditer(original)]
+    a_words = [original[s:e] for s, e in words]
+    b_words = WORD.findall(cleaned)
+    matcher = difflib.SequenceMatcher(None, a_words, b_words, autojunk=False)
+    kept: list[tuple[int, int]] = []  # kept character ranges of the original, in order
+    try:
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                kept.extend(words[i1:i2])
+            elif tag in ("replace", "insert"):
+                kept.extend(_align_stretch(original, words[i1:i2], b_words[j1:j2]))
+    except AlignmentError:  # the word blocks led astray: align every character at once
+        kept = _align_stretch(original, words, b_words, whole=True)
+    removed, cursor = [], 0
+    for start, end in kept:
+        if start > cursor:
+            removed.append((cursor, start))
+        cursor = end
+    if cursor < len(original):
+        removed.append((cursor, len(original)))
+    spans = [(s, e) for s, e in removed if original[s:e].strip()]
+    return _merge(spans, original)
+
+
+def _align_stretch(original: str, words: list[tuple[int, int]], b_words: list[str],
+                   whole: bool = False) -> list[tuple[int, int]]:
+    """Kept character ranges of `original` inside `words` that spell `b_words` (no spaces)."""
+    a_chars = "".join(original[s:e] for s, e in words)
+    b_chars = "".join(b_words)
+    positions = fewest_gaps(a_chars, b_chars)
+    if positions is None:
+        where = words[0][0] if words else len(original)
+        raise AlignmentError(
+            f"{'the cleaned text' if whole else 'a stretch'} is not a deletion of the original "
+            f"(near character {where}: {b_chars[:60]!r} is not in {a_chars[:60]!r})")
+    offsets = [s + k for s, e in words for k in range(e - s)]  # original offset per char
+    kept: list[tuple[int, int]] = []
+    for p in positions:
+        at = offsets[p]
+        if kept and kept[-1][1] == at:
+            kept[-1] = (kept[-1][0], at + 1)
+        else:
+            kept.append((at, at + 1))
+    return kept
