@@ -201,8 +201,10 @@ def score(truth: GroundTruth, removals: dict[str, Removal]) -> dict:
           if removed_all and boiler_total and precision + recall > 0 else 0.0)
     result = {"recall": recall, "precision": precision, "f1": f1,
               "content_loss": int(removed[0]) / content if content else float("nan"),
-              "removed_share": removed_all / (content + boiler_total),
-              "boilerplate_share": boiler_total / (content + boiler_total),
+              "removed_share": (removed_all / (content + boiler_total)
+                                if content + boiler_total else float("nan")),
+              "boilerplate_share": (boiler_total / (content + boiler_total)
+                                    if content + boiler_total else float("nan")),
               "scored_chars": content + boiler_total,
               "kinds": {truth.kinds[k]: {"chars": int(total[k]), "removed": int(removed[k]),
                                          "recall": (int(removed[k]) / int(total[k])

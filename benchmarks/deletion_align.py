@@ -120,7 +120,12 @@ def removed_spans(original: str, cleaned: str) -> list[tuple[int, int]]:
         cursor = end
     if cursor < len(original):
         removed.append((cursor, len(original)))
-    spans = [(s, e) for s, e in removed if original[s:e].strip()]
+    spans = []
+    for start, end in removed:  # without the whitespace at either edge
+        piece = original[start:end]
+        if piece.strip():
+            spans.append((start + len(piece) - len(piece.lstrip()),
+                          end - (len(piece) - len(piece.rstrip()))))
     return _merge(spans, original)
 
 
