@@ -8,7 +8,7 @@
 Datasets: `planted` (DIR from planted_pages.py; generated with its defaults when missing) and
 the DOM-labelled corpora in --real (benchmarks/corpora/build_corpora.sh with DOM_LABELS=1).
 Every tool runs as its own whole process (wall seconds and peak RSS of that process tree,
-after an untimed warm-up on the first dataset for corpus-miner, whose numba cache fills once);
+after an untimed warm-up on 300 pages for corpus-miner, whose numba cache fills once);
 untimed set-up (a peer's virtualenv and input layout) is not counted. Rows: one per tool x
 dataset x kind ("all" holds recall, precision, F1, content loss, fragmentation, time, RSS; the
 kind rows hold that kind's recall). Rows of tools not run this time are kept from the previous
@@ -201,8 +201,14 @@ def main(argv=None) -> int:
         work = Path(tmp)
         first = next((t for t in tools if isinstance(t, CorpusMiner)), None)
         if first is not None and data:  # warm-up: fill the numba cache, untimed
-            smallest = min(data, key=lambda d: d.pages.stat().st_size)
-            measure(first.command(smallest, work / "warmup", args.sigma)[:-2]
+            head = work / "warmup-pages.jsonl"
+            with open(head, "w", encoding="utf-8") as out:
+                for n, record in enumerate(read_jsonl(data[0].pages)):
+                    if n == 300:
+                        break
+                    out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            warm = Dataset("warmup", head, None, False)
+            measure(first.command(warm, work / "warmup", args.sigma)[:-2]
                     + ["-o", str(work / "warmup.jsonl")], work / "warmup.log")
         rows, ran = [], set()
         for ds in data:

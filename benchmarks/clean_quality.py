@@ -234,9 +234,8 @@ def _overlaps(doc: Document, patterns: list, per_template: dict[str, set]) -> No
 
 def explain(truth: GroundTruth, removals: dict[str, Removal], n: int = 10,
             seed: int = 0) -> dict[str, list[str]]:
-    """Random examples of what went wrong: removed content (with the content's tag) and missed
-    boilerplate (with its kind and template), each as the label span with the wrong part in
-    [[...]]."""
+    """Random examples of what went wrong: removed content and missed boilerplate, one per
+    maximal wrong run, as "id [kind:template] context [[run]] context"."""
     import random
 
     lost, missed = [], []
@@ -247,36 +246,43 @@ def explain(truth: GroundTruth, removals: dict[str, Removal], n: int = 10,
         for start, end, kind, template in doc.spans:
             here = doc.kinds[start:end]
             index = truth.kinds.index(kind)
-            if kind == CONTENT:
-                shown, bucket = cut[start:end], lost
-            else:
-                shown, bucket = ~cut[start:end], missed
-            if (shown & (here == index)).any():
-                bucket.append((doc.doc_id, kind, template, doc.text[start:end], shown))
+            shown = cut[start:end] if kind == CONTENT else ~cut[start:end]
+            bucket = lost if kind == CONTENT else missed
+            wrong = shown & (here == index)
+            if not wrong.any():
+                continue
+            reach = shown & ((here == index) | (here == NOT_SCORED))
+            for run_start, run_end in _runs(reach):
+                if wrong[run_start:run_end].any():
+                    bucket.append((doc.doc_id, kind, template, doc.text, start + run_start,
+                                   start + run_end, start, end))
     rng = random.Random(seed)
     out = {}
     for name, bucket in (("removed content", lost), ("missed boilerplate", missed)):
-        picks = rng.sample(bucket, min(n, len(bucket)))
-        out[name] = [f"{doc_id} [{kind}{':' + str(template) if template else ''}] "
-                     + _bracket(text, wrong) for doc_id, kind, template, text, wrong in picks]
+        out[name] = [_example(*pick) for pick in rng.sample(bucket, min(n, len(bucket)))]
     return out
 
 
-def _bracket(text: str, wrong: np.ndarray, width: int = 300) -> str:
-    """`text` with the runs where `wrong` holds in [[...]], cut to about `width` characters."""
-    out, inside = [], False
-    for ch, flag in zip(text, wrong):
-        if flag and not inside:
-            out.append("[[")
-        elif not flag and inside:
-            out.append("]]")
-        inside = bool(flag)
-        out.append(ch)
-    if inside:
-        out.append("]]")
-    joined = "".join(out).replace("\n", " / ")
-    joined = joined.rstrip(" /")
-    return joined if len(joined) <= width else joined[:width] + " ..."
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], mask.astype(np.int8), [0]))))
+    return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
+
+
+def _example(doc_id, kind, template, text, run_start, run_end, lo, hi, context=60) -> str:
+    """The wrong run in [[...]] with up to `context` characters of its label span around it
+    (whitespace at the run's edges left outside), line breaks shown as " / "."""
+    while run_start < run_end and text[run_start].isspace():
+        run_start += 1
+    while run_end > run_start and text[run_end - 1].isspace():
+        run_end -= 1
+    before = text[max(lo, run_start - context):run_start]
+    after = text[run_end:min(hi, run_end + context)].rstrip()
+    inner = text[run_start:run_end]
+    if len(inner) > 4 * context:
+        inner = inner[:2 * context] + " ... " + inner[-2 * context:]
+    shown = (before + "[[" + inner + "]]" + after).replace("\n", " / ")
+    tag = f"{kind}:{template}" if template else kind
+    return f"{doc_id} [{tag}] {shown}"
 
 
 def main(argv=None) -> int:
