@@ -8,10 +8,12 @@ deletion (the tool rewrote, added or reordered text) `AlignmentError` says where
 
 Among the many deletions that give the same output ("a b a" -> "a" could have deleted either
 end), the alignment prefers the fewest separate deleted pieces, which is how tools delete
-(whole lines, sentences, paragraphs, phrase occurrences): word-level matching blocks first
-(difflib's longest matching blocks), then, inside any stretch where words differ (a tool cut
-inside a word), the character-level alignment with the fewest gaps (dynamic programming,
-`fewest_gaps`); a stretch too big for it falls back to the leftmost embedding.
+(whole lines, sentences, paragraphs, phrase occurrences): line-level matching blocks first
+(difflib's longest matching blocks over whole lines, whitespace collapsed), then word-level
+blocks inside the stretches where lines differ (a tool cut inside a line), then, where words
+differ (a cut inside a word), the character-level alignment with the fewest gaps (dynamic
+programming, `fewest_gaps`); a stretch too big for it falls back to the leftmost embedding.
+When the blocks lead to a dead end, every character is aligned at once.
 """
 from __future__ import annotations
 
@@ -101,17 +103,10 @@ def removed_spans(original: str, cleaned: str) -> list[tuple[int, int]]:
     """[start, end) spans of `original` that were deleted to give `cleaned` (whitespace aside);
     AlignmentError when there is no such deletion."""
     words = [(m.start(), m.end()) for m in WORD.finditer(original)]
-    a_words = [original[s:e] for s, e in words]
     b_words = WORD.findall(cleaned)
-    matcher = difflib.SequenceMatcher(None, a_words, b_words, autojunk=False)
-    kept: list[tuple[int, int]] = []  # kept character ranges of the original, in order
     try:
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-            if tag == "equal":
-                kept.extend(words[i1:i2])
-            elif tag in ("replace", "insert"):
-                kept.extend(_align_stretch(original, words[i1:i2], b_words[j1:j2]))
-    except AlignmentError:  # the word blocks led astray: align every character at once
+        kept = _align_lines(original, words, cleaned, b_words)
+    except AlignmentError:  # the matching blocks led astray: align every character at once
         kept = _align_stretch(original, words, b_words, whole=True)
     removed, cursor = [], 0
     for start, end in kept:
@@ -127,6 +122,62 @@ def removed_spans(original: str, cleaned: str) -> list[tuple[int, int]]:
             spans.append((start + len(piece) - len(piece.lstrip()),
                           end - (len(piece) - len(piece.rstrip()))))
     return _merge(spans, original)
+
+
+def _line_keys(words: list[str], line_of: list[int]) -> tuple[list[str], list[int]]:
+    """Whole lines as keys (their words joined by one space) and each line's first word."""
+    keys, firsts = [], []
+    for index, word in enumerate(words):
+        if index == 0 or line_of[index] != line_of[index - 1]:
+            keys.append(word)
+            firsts.append(index)
+        else:
+            keys[-1] += " " + word
+    return keys, firsts
+
+
+def _align_lines(original: str, words: list[tuple[int, int]], cleaned: str,
+                 b_words: list[str]) -> list[tuple[int, int]]:
+    """Kept ranges: whole lines first (the unit most tools delete, and cheap to match on long
+    pages), then words, then characters inside the stretches where lines differ."""
+    a_words = [original[s:e] for s, e in words]
+    a_line = _line_numbers(original, words)
+    b_line = _line_numbers(cleaned, [(m.start(), m.end()) for m in WORD.finditer(cleaned)])
+    a_keys, a_first = _line_keys(a_words, a_line)
+    b_keys, b_first = _line_keys(b_words, b_line)
+    a_first.append(len(a_words))
+    b_first.append(len(b_words))
+    kept: list[tuple[int, int]] = []
+    lines = difflib.SequenceMatcher(None, a_keys, b_keys, autojunk=False)
+    for tag, i1, i2, j1, j2 in lines.get_opcodes():
+        wa, wb = (a_first[i1], a_first[i2]), (b_first[j1], b_first[j2])
+        if tag == "equal":
+            kept.extend(words[wa[0]:wa[1]])
+        elif tag != "delete":
+            kept.extend(_align_words(original, words[wa[0]:wa[1]], a_words[wa[0]:wa[1]],
+                                     b_words[wb[0]:wb[1]]))
+    return kept
+
+
+def _line_numbers(text: str, spans: list[tuple[int, int]]) -> list[int]:
+    line, cursor, out = 0, 0, []
+    for start, _ in spans:
+        line += text.count("\n", cursor, start)
+        cursor = start
+        out.append(line)
+    return out
+
+
+def _align_words(original: str, words: list[tuple[int, int]], a_words: list[str],
+                 b_words: list[str]) -> list[tuple[int, int]]:
+    kept: list[tuple[int, int]] = []
+    matcher = difflib.SequenceMatcher(None, a_words, b_words, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            kept.extend(words[i1:i2])
+        elif tag in ("replace", "insert"):
+            kept.extend(_align_stretch(original, words[i1:i2], b_words[j1:j2]))
+    return kept
 
 
 def _align_stretch(original: str, words: list[tuple[int, int]], b_words: list[str],
