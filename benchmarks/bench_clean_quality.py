@@ -116,6 +116,10 @@ def _round(rows: list[dict]) -> list[dict]:
             for row in rows]
 
 
+def _num(value) -> float:
+    return float("nan") if value in (None, "") else float(value)
+
+
 def print_table(rows: list[dict]) -> None:
     by = {(r["tool"], r["dataset"], r["kind"]): r for r in rows}
     for dataset in dict.fromkeys(r["dataset"] for r in rows):
@@ -125,12 +129,13 @@ def print_table(rows: list[dict]) -> None:
               + " ".join(f"{k:>6s}" for k in kinds) + f" {'frag':>6s} {'s':>7s} {'MB':>6s}")
         for tool in dict.fromkeys(r["tool"] for r in rows if r["dataset"] == dataset):
             a = by[(tool, dataset, "all")]
-            frag = a.get("fragmentation")
-            print(f"{tool:12s} {a['f1']:6.3f} {a['recall']:6.3f} {a['precision']:6.3f} "
-                  f"{100 * a['content_loss']:6.2f} "
-                  + " ".join(f"{by[(tool, dataset, k)]['recall']:6.3f}" for k in kinds)
-                  + (f" {float(frag):6.2f}" if frag not in (None, "") else f" {'-':>6s}")
-                  + f" {float(a['seconds']):7.1f} {float(a['peak_rss_mb']):6.0f}")
+            cells = [_num(a["f1"]), _num(a["recall"]), _num(a["precision"]),
+                     100 * _num(a["content_loss"])]
+            cells += [_num(by[(tool, dataset, k)]["recall"]) if (tool, dataset, k) in by
+                      else float("nan") for k in kinds]
+            print(f"{tool:12s} " + " ".join(f"{c:6.3f}" for c in cells)
+                  + f" {_num(a.get('fragmentation')):6.2f} {_num(a['seconds']):7.1f}"
+                  f" {_num(a['peak_rss_mb']):6.0f}")
 
 
 def plot(rows: list[dict], path: Path) -> None:
@@ -150,7 +155,7 @@ def plot(rows: list[dict], path: Path) -> None:
         for m in metrics:
             kind = "all" if m == "f1" else m
             key = "f1" if m == "f1" else "recall"
-            hit = [float(r[key]) for r in planted if r["tool"] == tool and r["kind"] == kind]
+            hit = [_num(r[key]) for r in planted if r["tool"] == tool and r["kind"] == kind]
             values.append(hit[0] if hit else 0.0)
         axes[0].bar([i + t * width for i in range(len(metrics))], values, width, label=tool)
     axes[0].set_xticks([i + 0.4 - width / 2 for i in range(len(metrics))],
@@ -159,7 +164,7 @@ def plot(rows: list[dict], path: Path) -> None:
     axes[0].legend(fontsize=7)
     real = [s for s in sets if s != "planted"]
     for t, tool in enumerate(tools):
-        values = [next((float(r["f1"]) for r in rows if r["tool"] == tool and r["dataset"] == s
+        values = [next((_num(r["f1"]) for r in rows if r["tool"] == tool and r["dataset"] == s
                         and r["kind"] == "all"), 0.0) for s in real]
         axes[1].bar([i + t * width for i in range(len(real))], values, width, label=tool)
     axes[1].set_xticks([i + 0.4 - width / 2 for i in range(len(real))],
@@ -168,6 +173,22 @@ def plot(rows: list[dict], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     print(f"wrote {path}", file=sys.stderr)
+
+
+def _previous(path: Path) -> list[dict]:
+    """The rows of the table as it was (kept for the tools not run this time)."""
+    if not path.is_file():
+        return []
+    import csv
+
+    with open(path, encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _save(path: Path, rows: list[dict], ran: set, kept: list[dict] | None = None) -> None:
+    old = [r for r in (kept if kept is not None else _previous(path))
+           if (r["tool"], r["dataset"]) not in ran]
+    write_csv(path, old + rows, COLUMNS, announce=False)
 
 
 def main(argv=None) -> int:
@@ -211,6 +232,7 @@ def main(argv=None) -> int:
             measure(first.command(warm, work / "warmup", args.sigma)[:-2]
                     + ["-o", str(work / "warmup.jsonl")], work / "warmup.log")
         rows, ran = [], set()
+        kept = _previous(args.out)
         for ds in data:
             truth = GroundTruth.load(ds.pages, ds.labels)
             for tool in tools:
@@ -219,18 +241,13 @@ def main(argv=None) -> int:
                                                args.sigma)
                 rows += _round(tool_rows)
                 ran.add((tool.name, ds.name))
+                _save(args.out, rows, ran, kept)  # after every tool: a stopped run keeps rows
                 if args.explain == tool.name:
                     for name, examples in explain(truth, removals).items():
                         print(f"\n{ds.name} / {tool.name}: {name}")
                         for line in examples:
                             print("  " + line)
-    if args.out.is_file():  # keep rows of tools not run this time
-        import csv
-
-        with open(args.out, encoding="utf-8") as handle:
-            old = [r for r in csv.DictReader(handle) if (r["tool"], r["dataset"]) not in ran]
-        rows = old + rows
-    write_csv(args.out, rows, COLUMNS)
+    rows = [r for r in kept if (r["tool"], r["dataset"]) not in ran] + rows
     print_table(rows)
     plot(rows, args.out.with_suffix(".png"))
     return 0
