@@ -159,7 +159,8 @@ def read_removals(path: str | Path, how: str, truth: GroundTruth) -> dict[str, R
                         if record["removed_spans"] and len(record["removed_spans"][0]) > 2
                         else None)
         else:
-            spans = removed_spans(texts[doc_id], record["text"])
+            # datatrove writes no "text" key for a page left empty
+            spans = removed_spans(texts[doc_id], record.get("text", ""))
             patterns = None
         out[doc_id] = Removal(spans, [tuple(p) for p in patterns] if patterns else None)
     return out

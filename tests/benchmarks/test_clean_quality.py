@@ -119,3 +119,11 @@ def test_metrics_match_a_per_character_count(data):
         assert math.isclose(result["content_loss"], removed.get("content", 0) / total["content"])
     for kind in boiler:
         assert result["kinds"][kind]["recall"] == removed.get(kind, 0) / total[kind]
+
+
+def test_a_cleaned_record_without_text_is_an_emptied_page(tmp_path):
+    truth = _truth([("a", "ab cd", [[0, 3, "fixed", "x"], [3, 5, "content", "p"]])])
+    out = tmp_path / "out.jsonl"
+    out.write_text(json.dumps({"id": "a"}) + "\n")  # datatrove leaves out an empty text
+    result = score(truth, read_removals(out, "cleaned", truth))
+    assert result["recall"] == 1.0 and result["content_loss"] == 1.0
