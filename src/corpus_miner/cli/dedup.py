@@ -161,7 +161,10 @@ def _selection(batch: DocumentBatch | LineBatch, result: DedupResult,
     added = {"is_duplicate": pa.array(result.is_duplicate, pa.bool_())}
     if result.duplicate_of_id is not None:
         added["duplicate_of"] = pa.array(result.duplicate_of_id, pa.string())
-    return Selection(batch, added=added)
+        return Selection(batch, added=added)
+    # lshbloom names no match: a duplicate_of of an earlier minhash_lsh run would contradict
+    # the new is_duplicate, so it goes
+    return Selection(batch, added=added, dropped=("duplicate_of",))
 
 
 def _sized_by_input(args: argparse.Namespace, model: LSHBloom, stats: ReadStats):

@@ -161,6 +161,7 @@ def run_clean(args: argparse.Namespace) -> int:
         miner = _mined(args, docs)
         figures = documents.document_figures(docs, miner.table_, args.min_length,
                                              with_runs=True)
+        texts_read = documents.texts_digest(docs, figures.unit_offsets)
     offsets = np.zeros(len(figures.tokens) + 1, np.int64)
     np.cumsum(figures.tokens, out=offsets[1:])
     mask = np.zeros(int(offsets[-1]), np.uint8)  # 1 byte per token on the driver
@@ -169,7 +170,7 @@ def run_clean(args: argparse.Namespace) -> int:
         for first, end in runs:
             mask[offsets[d] + first:offsets[d] + end] = 1
     cleaner = Cleaner(args.mode, False, (), args.drop_above, args.mask_text)
-    cleaner.fit_mask(mask, offsets)
+    cleaner.fit_mask(mask, offsets, texts_digest=texts_read)
     stats = cleaner.write(args.inputs, args.output, text_field=args.text_field,
                           id_field=args.id_field, skip_bad=args.skip_bad,
                           shards=shard_plan(args))
@@ -184,6 +185,7 @@ def run_dedup(args: argparse.Namespace) -> int:
     from corpus_miner.cli.dedup import _read, _selection
     from corpus_miner.dedup.result import DedupResult
     from corpus_miner.io import ReadStats, write_records
+    from corpus_miner.io.digest import checked_reread
     from corpus_miner.spark import SparkLSHBloom, documents
 
     started = time.perf_counter()
@@ -210,6 +212,7 @@ def run_dedup(args: argparse.Namespace) -> int:
         columns = ["is_duplicate"] + (["duplicate_of"] if "duplicate_of" in result.columns
                                       else [])
         flags = result.select(*columns).toArrow()
+        texts_read = documents.texts_digest(docs, first)
     is_duplicate = flags.column("is_duplicate").to_numpy(zero_copy_only=False)
     duplicate_of = flags.column("duplicate_of").to_pylist() if len(columns) > 1 else None
     answer = DedupResult(is_duplicate, duplicate_of_id=duplicate_of)
@@ -217,7 +220,7 @@ def run_dedup(args: argparse.Namespace) -> int:
 
     def tables():
         start = 0
-        for batch in _read(args, stats, "writing"):
+        for batch in checked_reread(_read(args, stats, "writing"), texts_read, "dedup"):
             part = answer.part(start, start + len(batch))
             start += len(batch)
             yield _selection(batch, part, args.annotate)

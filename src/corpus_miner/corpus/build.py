@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from corpus_miner.io.digest import OrderedDigest
 from corpus_miner.corpus.parallel import ParallelTokenizer, TokenizedBlock
 from corpus_miner.corpus.token_corpus import TokenCorpus, corpus_writer
 from corpus_miner.corpus.tokenizer import resized
@@ -46,8 +47,11 @@ def load_corpus(inputs, *, text_field: str = "text", id_field: str = "id", skip_
     doc_offsets = np.zeros(1 << 10, dtype=np.int64)
     n_tokens = n_docs = 0
     id_arrays = []
+    digest = OrderedDigest()
     for block in _tokenized(inputs, tokenizer, stats, progress, text_field=text_field,
                             id_field=id_field, skip_bad=skip_bad, batch_size=batch_size):
+        for batch in block.batches:
+            digest.update(batch.texts, digest.documents)
         n, d = len(block.tokens), len(block.doc_offsets) - 1
         if n_tokens + n > len(tokens):
             tokens = resized(tokens, max(n_tokens + n, len(tokens) * 3 // 2))
@@ -59,7 +63,8 @@ def load_corpus(inputs, *, text_field: str = "text", id_field: str = "id", skip_
         n_docs += d
         id_arrays += [batch.ids for batch in block.batches]
     return TokenCorpus(resized(tokens, n_tokens), resized(doc_offsets, n_docs + 1),
-                       StringList.from_arrow(id_arrays), tokenizer.vocabulary.strings(), stats)
+                       StringList.from_arrow(id_arrays), tokenizer.vocabulary.strings(), stats,
+                       digest.state())
 
 
 def save_corpus(inputs, output, *, text_field: str = "text", id_field: str = "id",

@@ -59,6 +59,9 @@ class TokenCorpus:
     doc_ids:     document ids (str), one per document
     vocab:       token id -> token string; ids in order of first appearance
     read_stats:  what the readers counted while building it (None when unknown)
+    texts_digest: (documents, value) of io.digest.OrderedDigest over the texts it was built
+                 from (None when loaded from a folder): a second read of the inputs (`clean`
+                 writing them back) is checked against it
     """
 
     tokens: np.ndarray
@@ -66,6 +69,7 @@ class TokenCorpus:
     doc_ids: Sequence[str]
     vocab: Sequence[str]
     read_stats: ReadStats | None = None
+    texts_digest: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         self.tokens = read_only(self.tokens)  # one type for the kernels: see _numba.readonly
