@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from corpus_miner.io.digest import OrderedDigest
 from corpus_miner.corpus.parallel import ParallelTokenizer, TokenizedBlock
 from corpus_miner.corpus.token_corpus import TokenCorpus, corpus_writer
 from corpus_miner.corpus.tokenizer import resized
 from corpus_miner.io.artefact import is_saved_corpus
+from corpus_miner.io.digest import OrderedDigest
 from corpus_miner.io.locations import is_remote
 from corpus_miner.io.progress import byte_progress, input_bytes
 from corpus_miner.io.readers import DEFAULT_BATCH_BYTES, STDIN, ReadStats, read_documents

@@ -1,7 +1,8 @@
 """Whether an output would overwrite an input: the same file (same path, a symlink or a hard
 link: same device and inode), a file or folder inside an input folder, or a folder output that
 holds an input. Locations are physical: a folder reached through a symlink, or a ".." after one,
-is the folder the kernel would write into. "-" stands for stdin among inputs and for stdout among outputs.
+is the folder the kernel would write into. "-" stands for stdin among inputs and for stdout
+among outputs.
 """
 
 from __future__ import annotations
