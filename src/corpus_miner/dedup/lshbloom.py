@@ -95,7 +95,8 @@ class LSHBloom(Estimator):
 
     Learned: params_ (validated LSHBloomParams), bands_, rows_, n_documents_, index_ (a
     ScalableBloomFilter, or a BandTable in minhash_lsh), ids_ (minhash_lsh: the indexed
-    documents' ids in order, a pa.ChunkedArray; None in lshbloom).
+    documents' ids in order, a pa.ChunkedArray; None in lshbloom), snapshots_ (what the index
+    absorbed, as recorded by `corpus-miner index add` and kept across generations).
     """
 
     _fit_hint = "fit(), deduplicate() or LSHBloom.load()"
@@ -138,6 +139,7 @@ class LSHBloom(Estimator):
         self.params_ = params
         self.bands_, self.rows_ = params.bands_rows
         self.n_documents_ = 0
+        self.snapshots_ = []
         if known_documents is None:
             capacity = params.expected_items or DEFAULT_CAPACITY
         else:
@@ -167,11 +169,13 @@ class LSHBloom(Estimator):
     def to_state(self) -> LSHBloomState:
         """The fitted index (shared, not copied): for SparkLSHBloom, the index folder, ..."""
         self.check_is_fitted()
+        snapshots = tuple(getattr(self, "snapshots_", ()))
         if self.params_.mode == "lshbloom":
-            return LSHBloomState(self.params_, self.n_documents_, bloom=self._bloom())
+            return LSHBloomState(self.params_, self.n_documents_, bloom=self._bloom(),
+                                 snapshots=snapshots)
         table, ids = self._table()
         return LSHBloomState(self.params_, self.n_documents_, band_table=table,
-                             ids=ids.combine_chunks())
+                             ids=ids.combine_chunks(), snapshots=snapshots)
 
     @classmethod
     def from_state(cls, state: LSHBloomState, copy: bool = True) -> LSHBloom:
@@ -184,6 +188,7 @@ class LSHBloom(Estimator):
         model.params_ = state.params
         model.bands_, model.rows_ = state.bands_rows
         model.n_documents_ = int(state.n_documents)
+        model.snapshots_ = list(state.snapshots)
         if state.params.mode == "lshbloom":
             assert state.bloom is not None
             model.index_, model.ids_ = state.bloom, None
@@ -343,12 +348,19 @@ class LSHBloom(Estimator):
             yield self._add(self.band_keys(texts), ids, detect=True)
 
     def save(self, path) -> None:
-        """Write the index folder (metadata.json + raw arrays, checksummed, atomic, no pickle)."""
+        """Write the index folder (metadata.json + raw arrays, checksummed, no pickle). An
+        existing index folder gets a new generation, switched to atomically: a reader of the
+        folder sees the previous index or this one, whole (dedup.generations). Bloom layers
+        unchanged since `load` are hard-linked from the previous generation, not rewritten."""
         save_state(path, self.to_state())
 
     @classmethod
-    def load(cls, path) -> LSHBloom:
-        return cls.from_state(load_state(path), copy=False)
+    def load(cls, path, mmap: bool = False) -> LSHBloom:
+        """The index saved in `path`. mmap=True memory-maps the Bloom layers copy-on-write:
+        queries read only the pages they probe (an index far larger than memory stays usable),
+        documents added stay in memory until `save`; the layers' sizes are checked but not
+        their sha256 (which reads every byte; `mmap=False` does)."""
+        return cls.from_state(load_state(path, mmap=mmap), copy=False)
 
     def metadata(self) -> dict:
         self.check_is_fitted()
