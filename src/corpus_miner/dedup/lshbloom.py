@@ -216,7 +216,8 @@ class LSHBloom(Estimator):
             ids_array = self._typed_like_earlier(_ids_array(ids, len(keys), first))
             table, earlier = self._table()
             dup_of = table.query_then_insert(keys, first, insert_only=not detect)
-            self.ids_ = pa.chunked_array([*earlier.chunks, ids_array], ids_array.type)
+            kept = earlier.chunks if first else []  # empty earlier batches: any id type
+            self.ids_ = pa.chunked_array([*kept, ids_array], ids_array.type)
             if not detect:
                 dup_of[:] = -1
             result = DedupResult(dup_of >= 0, dup_of, self._ids_of(dup_of))
@@ -280,6 +281,39 @@ class LSHBloom(Estimator):
             return self
         self._add(self.band_keys(texts), ids, detect=False)
         return self
+
+    def partial_deduplicate(self, texts, ids=None) -> DedupResult:
+        """Flag the documents of `texts` that share a band key with the index or with an earlier
+        document of `texts` (input order), then add all of them to the index (an unfitted
+        object starts a growing index). Snapshots s1, s2, ... given one after another get
+        exactly the flags of one deduplicate_stream over their concatenation (and of
+        deduplicate over an iterator of it) with the same parameters: the layer of a document
+        depends only on its ordinal."""
+        if not self.is_fitted():
+            self._start(None)
+        if not _is_sized(texts):
+            return DedupResult.concat([self._empty_result()] + [
+                self._add(self.band_keys(chunk), id_chunk, detect=True)
+                for chunk, id_chunk in _batches(texts, ids)])
+        return self._add(self.band_keys(texts), ids, detect=True)
+
+    def partial_deduplicate_keys(self, band_keys: np.ndarray, ids=None) -> DedupResult:
+        """partial_deduplicate() on precomputed band keys."""
+        if not self.is_fitted():
+            self._start(None)
+        return self._add(self._checked_keys(band_keys), ids, detect=True)
+
+    def merge(self, other: LSHBloom) -> LSHBloom:
+        """The union of two fitted indexes (a new LSHBloom; `other`'s documents follow this
+        one's). Parameters must be identical (ParameterError naming the one that differs);
+        Bloom filters merge layer by layer and must fit their layers' capacities
+        (corpus_miner.dedup.incremental)."""
+        from corpus_miner.dedup.incremental import merge_states
+
+        if not isinstance(other, LSHBloom):
+            raise TypeError(f"can only merge an LSHBloom, got {type(other).__name__}")
+        return type(self).from_state(merge_states(self.to_state(), other.to_state()),
+                                     copy=False)
 
     def query(self, texts, ids=None, return_band_keys: bool = False) -> DedupResult:
         """Match new documents against the index (read-only; no in-batch matching)."""
