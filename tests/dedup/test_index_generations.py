@@ -154,3 +154,32 @@ def test_pointer_errors_are_one_line(tmp_path):
     (folder / "metadata.json").write_text(json.dumps(meta))
     with pytest.raises(FormatError, match="version 7 is not supported.*upgrade corpus-miner"):
         LSHBloom.load(folder)
+
+
+def _resident_bytes(file) -> int:
+    """Bytes of `file` resident in this process's mappings (/proc/self/smaps)."""
+    total, inside = 0, False
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            head = line.split()
+            if "-" in head[0] and len(head) >= 5:
+                inside = line.rstrip().endswith(str(file))
+            elif inside and head[0] == "Rss:":
+                total += int(head[1]) * 1024
+    return total
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/smaps"), reason="needs Linux /proc")
+def test_a_query_reads_only_the_pages_it_probes(tmp_path):
+    """An index far larger than memory stays usable: mmap=True maps the layers, and a query
+    touches a few pages per probe, not the whole layer (here a 57 MB layer, one query)."""
+    model = LSHBloom(num_perm=64, expected_items=4_000_000).fit(TEXTS[:20])
+    model.save(tmp_path / "big")
+    layer = tmp_path / "big" / "gen-000001" / "bloom_0.bin"
+    size = layer.stat().st_size
+    assert size > 40 << 20
+    del model
+    loaded = LSHBloom.load(tmp_path / "big", mmap=True)
+    assert isinstance(loaded.index_.layers[0].bits, np.memmap)
+    assert loaded.transform(TEXTS[:1]).tolist() == [True]
+    assert _resident_bytes(layer) < size // 2

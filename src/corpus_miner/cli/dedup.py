@@ -27,7 +27,7 @@ from corpus_miner.cli.outputs import Output
 from corpus_miner.dedup.params import DEFAULT_FP_PROB, DEFAULT_SKETCH, MODE_ALIASES
 from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.io.formats import OUTPUT_SUFFIXES, writes_jsonl
-from corpus_miner.io.locations import display, is_remote
+from corpus_miner.io.locations import display
 
 if TYPE_CHECKING:  # the others are imported by the commands that run: --help needs none of them
     from corpus_miner.dedup import LSHBloom
@@ -195,7 +195,8 @@ def _sized_by_input(args: argparse.Namespace, model: LSHBloom, stats: ReadStats,
     from_stdin = not rereadable(args.inputs)  # stdin or a pipe
     to_jsonl = writes_jsonl(args.output)
     kept, keys, first = [], [], TextsDigest()
-    ids, per_input = [], {}
+    ids: list = []
+    per_input: dict[str, TextsDigest] = {}
     fields: set[str] = set()
     for batch in _read(args, stats, "deduplicating" if from_stdin else "hashing"):
         keys.append(model.band_keys(batch.texts))
@@ -377,20 +378,13 @@ def run_index_build(args: argparse.Namespace) -> int:
 
 
 def run_index_query(args: argparse.Namespace) -> int:
-    from corpus_miner.dedup import LSHBloom
     from corpus_miner.io import ReadStats, write_records
 
     if args.shards is not None:
         raise ParameterError("--shards N needs the number of documents before writing, and "
                              "index query streams: use --shard-size")
     started = time.perf_counter()
-    if is_remote(args.index_dir):  # an index is loaded whole: fetched first
-        from corpus_miner.io.remote import local_copy
-
-        with local_copy(args.index_dir) as copy:
-            model = LSHBloom.load(copy)
-    else:
-        model = LSHBloom.load(args.index_dir)
+    model = index_actions.load_index(args.index_dir)  # memory-mapped; a URL is fetched first
     stats = ReadStats()
     counts = {"documents": 0, "duplicates": 0}
 

@@ -106,6 +106,7 @@ class LSHBloom(Estimator):
     n_documents_: int
     index_: ScalableBloomFilter | BandTable
     ids_: pa.ChunkedArray | None
+    snapshots_: list[dict]
 
     def __init__(self, threshold: float = 0.85, num_perm: int = 256, mode: str = "lshbloom",
                  num_bands: int | None = None, fp_prob: float = DEFAULT_FP_PROB,

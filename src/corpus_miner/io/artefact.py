@@ -322,8 +322,9 @@ class Artefact:
         if verify and _file_sha256(entry.file) != entry.sha256:
             raise self.error(f"{name}: checksum mismatch (the file was modified or damaged)")
         if mmap and math.prod(entry.shape) > 0:
-            mode = mmap if isinstance(mmap, str) else "r"
-            return np.memmap(entry.file, dtype=entry.dtype, mode=mode, shape=entry.shape)
+            if mmap == "c":
+                return np.memmap(entry.file, dtype=entry.dtype, mode="c", shape=entry.shape)
+            return np.memmap(entry.file, dtype=entry.dtype, mode="r", shape=entry.shape)
         return np.fromfile(entry.file, dtype=entry.dtype).reshape(entry.shape)
 
     def blob(self, name: str) -> bytes:
