@@ -51,6 +51,12 @@ def _refuse(args: argparse.Namespace, *options: str) -> None:
                                  "with the local engine")
 
 
+def _note_no_whole_lines() -> None:
+    print("note: --engine spark mines no whole-line phrases yet (the local engine does by "
+          "default); the local engine with --min-line-length 0 gives the same output",
+          file=sys.stderr)
+
+
 def _documents(spark, args, group_by=None):
     from pyspark import StorageLevel
 
@@ -72,7 +78,7 @@ def run_phrases(args: argparse.Namespace) -> int:
     from corpus_miner.phrases.params import PhraseParams
     from corpus_miner.spark.documents import one_line_errors
 
-    _refuse(args, "--filter-bytes")
+    _refuse(args, "--filter-bytes", "--min-line-length")
     PhraseParams(sigma=args.sigma, min_length=args.min_length)
     spark = _session(args)
     with one_line_errors():
@@ -93,7 +99,8 @@ def run_report(args: argparse.Namespace) -> int:
     from corpus_miner.phrases.params import PhraseParams
     from corpus_miner.spark import documents
 
-    _refuse(args, "--phrases")
+    _refuse(args, "--phrases", "--min-line-length")
+    _note_no_whole_lines()
     PhraseParams(sigma=args.sigma, min_length=args.min_length)
     group_by = parse_group_by(args.group_by)
     spark = _session(args)
@@ -152,7 +159,8 @@ def run_clean(args: argparse.Namespace) -> int:
     from corpus_miner.phrases.params import PhraseParams
     from corpus_miner.spark import documents
 
-    _refuse(args, "--phrases", "--allow", "--keep-first")
+    _refuse(args, "--phrases", "--allow", "--keep-first", "--min-line-length")
+    _note_no_whole_lines()
     PhraseParams(sigma=args.sigma, min_length=args.min_length)
     CleanParams(args.mode, False, (), args.drop_above, args.mask_text).validate()
     spark = _session(args)

@@ -13,6 +13,10 @@ MAX_FILTER_BYTES = 1 << 32  # counters are addressed by a 32-bit multiply-shift
 MAX_HASHES = 8
 DEFAULT_NUM_HASHES = 1  # one counter per window; see default_filter_bytes for sizing
 MAX_COUNT = 2**62  # sigma and min_length: kernels add positions to them in int64
+# `report` and `clean` mine whole-line phrases of this many tokens or more unless told otherwise
+# (docs/benchmarks/cleaning-quality.md has the figures that chose it); `phrases` and BloomSpan
+# mine none unless asked: their answer stays the BloomSpan article's.
+CLEAN_MIN_LINE_LENGTH = 3
 
 
 def _is_int(value) -> bool:
