@@ -121,23 +121,28 @@ def read_documents_path(tmp_path):
     return tmp_path / "docs.jsonl"
 
 
-def test_version_2_folders_load_without_lines(tmp_path):
-    """A folder of the previous version (the same arrays without the line ones) still loads."""
+def as_version_2(folder) -> None:
+    """Turn a saved corpus folder into one of the previous version (no line arrays)."""
     from corpus_miner.io.artefact import metadata_checksum
 
-    corpus = load_corpus(read_documents_path(tmp_path))
-    corpus.save(tmp_path / "v3")
-    meta_path = tmp_path / "v3" / "metadata.json"
+    meta_path = folder / "metadata.json"
     meta = json.loads(meta_path.read_text())
     meta["version"] = 2
     for key in ("lines", "n_lines", "n_paragraphs"):
         meta.pop(key)
     for name in ("line_starts.bin", "paragraph_starts.bin"):
         meta["arrays"].pop(name)
-        (tmp_path / "v3" / name).unlink()
+        (folder / name).unlink()
     meta.pop("checksum")
     meta["checksum"] = metadata_checksum(meta)
     meta_path.write_text(json.dumps(meta))
+
+
+def test_version_2_folders_load_without_lines(tmp_path):
+    """A folder of the previous version (the same arrays without the line ones) still loads."""
+    corpus = load_corpus(read_documents_path(tmp_path))
+    corpus.save(tmp_path / "v3")
+    as_version_2(tmp_path / "v3")
     old = TokenCorpus.load(tmp_path / "v3", verify=True)
     assert old.line_starts is None and old.tokens.tolist() == corpus.tokens.tolist()
 
