@@ -16,7 +16,7 @@ import sys
 import time
 
 from corpus_miner.cli.common import shard_plan
-from corpus_miner.errors import InputError, ParameterError
+from corpus_miner.errors import ParameterError
 
 ENGINES = ("local", "spark")
 
@@ -82,16 +82,11 @@ def run_phrases(args: argparse.Namespace) -> int:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    import numpy as np  # here: --help and the local engine's commands do not need it
-
-    from corpus_miner.coverage.coverage import Coverage, Occurrences
-    from corpus_miner.coverage.report import (
-        MISSING_GROUP,
-        CoverageReport,
-        parse_group_by,
-    )
+    from corpus_miner.cli.report import write_report_outputs
+    from corpus_miner.coverage.report import parse_group_by
     from corpus_miner.phrases.params import PhraseParams
     from corpus_miner.spark import documents
+    from corpus_miner.spark.apply import documents_report
 
     _refuse(args, "--phrases")
     PhraseParams(sigma=args.sigma, min_length=args.min_length)
@@ -100,57 +95,19 @@ def run_report(args: argparse.Namespace) -> int:
     with documents.one_line_errors():
         docs = _documents(spark, args, group_by)
         miner = _mined(args, docs)
-        table = miner.table_
-        figures = documents.document_figures(docs, table, args.min_length)
-        offsets = np.zeros(len(figures.tokens) + 1, np.int64)
-        np.cumsum(figures.tokens, out=offsets[1:])
-        empty = np.zeros(0, np.int64)
-        coverage = Coverage(np.zeros(0, np.uint8), offsets, figures.covered, table,
-                            figures.tokens_by_phrase, Occurrences(empty, empty, empty),
-                            int(args.min_length), int(args.sigma), "mined")
-        report = CoverageReport(coverage, top=args.top, examples=args.examples,
-                                template_share=args.template_share, group_by=args.group_by,
-                                title=args.title, inputs=args.inputs)
-        hogs = np.union1d(report.hogs_by_psi, report.hogs_by_covered)
-        wanted = {}
-        if args.examples > 0:  # the local report's choice: evenly spread over the documents
-            for phrase in hogs:
-                df = int(table.df[phrase])
-                if df:
-                    wanted[int(phrase)] = np.unique(np.linspace(0, df - 1, min(args.examples, df))
-                                                    .round().astype(np.int64))
-        examples: dict[int, list] = {}
-        index = {}
-        for phrase, unit, row, start in documents.first_occurrences(docs, table, args.min_length,
-                                                                    wanted):
-            d = int(figures.unit_offsets[unit] + row)
-            index[d] = (unit, row)
-            examples.setdefault(d, []).append((phrase, start, int(table.lengths[phrase])))
-        for d in report.template_docs[:report.top]:
-            unit = int(np.searchsorted(figures.unit_offsets, d, side="right") - 1)
-            index[int(d)] = (unit, int(d - figures.unit_offsets[unit]))
-        texts = documents.texts_of(docs, list(index.values()))
-    ids = figures.doc_ids()
-    for d in sorted(index):  # documents in input order, each one's examples by phrase: the
-        _, text = texts[index[d]]  # order in which the local report adds contexts
-        report.add_document(d, ids[d], text or "", sorted(examples.get(d, ())), "spark")
-    if group_by is not None:
-        if len(figures.groups) and all(g is None for g in figures.groups):
-            raise InputError(f"--group-by field {group_by[0]!r} is in no record")
-        report.add_groups([MISSING_GROUP if g is None else g for g in figures.groups])
-    from corpus_miner.cli.report import write_report_outputs
-
+        report = documents_report(docs, miner.table_, args.sigma, args.min_length, top=args.top,
+                                  examples=args.examples, template_share=args.template_share,
+                                  group_by=args.group_by, title=args.title, inputs=args.inputs)
     write_report_outputs(args, report)
     return 0
 
 
 def run_clean(args: argparse.Namespace) -> int:
-    import numpy as np  # here: --help and the local engine's commands do not need it
-
     from corpus_miner.cli.report import finish_clean
-    from corpus_miner.coverage.clean import Cleaner, CleanParams
+    from corpus_miner.coverage.clean import CleanParams
     from corpus_miner.phrases.params import PhraseParams
     from corpus_miner.spark import documents
+    from corpus_miner.spark.apply import inputs_cleaner
 
     _refuse(args, "--phrases", "--allow", "--keep-first")
     PhraseParams(sigma=args.sigma, min_length=args.min_length)
@@ -159,28 +116,16 @@ def run_clean(args: argparse.Namespace) -> int:
     with documents.one_line_errors():
         docs = _documents(spark, args)
         miner = _mined(args, docs)
-        figures = documents.document_figures(docs, miner.table_, args.min_length,
-                                             with_runs=True)
-    offsets = np.zeros(len(figures.tokens) + 1, np.int64)
-    np.cumsum(figures.tokens, out=offsets[1:])
-    mask = np.zeros(int(offsets[-1]), np.uint8)  # 1 byte per token on the driver
-    assert figures.runs is not None  # asked for with_runs
-    for d, runs in enumerate(figures.runs):
-        for first, end in runs:
-            mask[offsets[d] + first:offsets[d] + end] = 1
-    cleaner = Cleaner(args.mode, False, (), args.drop_above, args.mask_text)
-    cleaner.fit_mask(mask, offsets)
+        cleaner, share = inputs_cleaner(docs, miner.table_, args.min_length, mode=args.mode,
+                                        mask_text=args.mask_text, drop_above=args.drop_above)
     stats = cleaner.write(args.inputs, args.output, text_field=args.text_field,
                           id_field=args.id_field, skip_bad=args.skip_bad,
                           shards=shard_plan(args))
-    finish_clean(args, stats, int(figures.covered.sum()) / max(int(offsets[-1]), 1))
+    finish_clean(args, stats, share)
     return 0
 
 
 def run_dedup(args: argparse.Namespace) -> int:
-    import numpy as np  # here: --help and the local engine's commands do not need it
-    from pyspark.sql import functions as F
-
     from corpus_miner.cli.dedup import _read, _selection
     from corpus_miner.dedup.result import DedupResult
     from corpus_miner.io import ReadStats, write_records
@@ -196,15 +141,7 @@ def run_dedup(args: argparse.Namespace) -> int:
     spark = _session(args)
     with documents.one_line_errors():
         docs = _documents(spark, args)
-        counts = docs.groupBy("unit").count().collect()
-        sizes = np.zeros(max([r["unit"] for r in counts], default=-1) + 1, np.int64)
-        for row in counts:
-            sizes[row["unit"]] = row["count"]
-        first = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-        offset_of = F.element_at(F.create_map(*[F.lit(x) for u, o in enumerate(first)
-                                                for x in (u, int(o))]), F.col("unit"))
-        ordered = docs.select((offset_of + F.col("row")).alias("order"), F.coalesce(
-            "id", (offset_of + F.col("row")).cast("string")).alias("id"), "text")
+        ordered = documents.with_row_ids(docs)
         result = model.deduplicate(ordered, text_col="text", id_col="id", order_col="order",
                                    annotate=True).orderBy("order")
         columns = ["is_duplicate"] + (["duplicate_of"] if "duplicate_of" in result.columns
