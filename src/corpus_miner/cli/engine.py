@@ -1,5 +1,6 @@
 """`--engine spark` for `phrases`, `report`, `clean` and `dedup`: the same commands on Spark,
-writing the local engine's outputs.
+writing the local engine's outputs. This module holds what the commands share (the arguments, the
+session, the documents frame, the miner); each command's Spark run sits beside its local one.
 
 The executors read the inputs with corpus-miner's own reader (spark.documents) and mine them with
 SparkBloomSpan, or deduplicate them with SparkLSHBloom. What comes back to the driver is small
@@ -12,10 +13,7 @@ reads the inputs a second time, as the local commands do, and applies Spark's pe
 from __future__ import annotations
 
 import argparse
-import sys
-import time
 
-from corpus_miner.cli.common import shard_plan
 from corpus_miner.errors import ParameterError
 
 ENGINES = ("local", "spark")
@@ -35,7 +33,7 @@ def on_spark(args: argparse.Namespace) -> bool:
     return getattr(args, "engine", "local") == "spark"
 
 
-def _session(args: argparse.Namespace):
+def spark_session(args: argparse.Namespace):
     from corpus_miner.spark import local_session
 
     spark = local_session(args.master, app_name=f"corpus-miner {args.command}")
@@ -43,7 +41,7 @@ def _session(args: argparse.Namespace):
     return spark
 
 
-def _refuse(args: argparse.Namespace, *options: str) -> None:
+def refuse_options(args: argparse.Namespace, *options: str) -> None:
     for option in options:
         value = getattr(args, option.lstrip("-").replace("-", "_"), None)
         if value not in (None, False):
@@ -51,7 +49,7 @@ def _refuse(args: argparse.Namespace, *options: str) -> None:
                                  "with the local engine")
 
 
-def _documents(spark, args, group_by=None):
+def spark_documents(spark, args, group_by=None):
     from pyspark import StorageLevel
 
     from corpus_miner.spark.documents import documents_frame
@@ -60,111 +58,8 @@ def _documents(spark, args, group_by=None):
                            group_by).persist(StorageLevel.MEMORY_AND_DISK)
 
 
-def _mined(args, docs):
+def spark_mined(args, docs):
     from corpus_miner.spark import SparkBloomSpan
 
     return SparkBloomSpan(sigma=args.sigma, min_length=args.min_length).fit(
         docs, text_col="text", id_col=None)
-
-
-def run_phrases(args: argparse.Namespace) -> int:
-    from corpus_miner.cli.phrases import write_outputs
-    from corpus_miner.phrases.params import PhraseParams
-    from corpus_miner.spark.documents import one_line_errors
-
-    _refuse(args, "--filter-bytes")
-    PhraseParams(sigma=args.sigma, min_length=args.min_length)
-    spark = _session(args)
-    with one_line_errors():
-        miner = _mined(args, _documents(spark, args))
-    write_outputs(args, miner.table_, miner.stats_)
-    return 0
-
-
-def run_report(args: argparse.Namespace) -> int:
-    from corpus_miner.cli.report import write_report_outputs
-    from corpus_miner.coverage.report import parse_group_by
-    from corpus_miner.phrases.params import PhraseParams
-    from corpus_miner.spark import documents
-    from corpus_miner.spark.apply import documents_report
-
-    _refuse(args, "--phrases")
-    PhraseParams(sigma=args.sigma, min_length=args.min_length)
-    group_by = parse_group_by(args.group_by)
-    spark = _session(args)
-    with documents.one_line_errors():
-        docs = _documents(spark, args, group_by)
-        miner = _mined(args, docs)
-        report = documents_report(docs, miner.table_, args.sigma, args.min_length, top=args.top,
-                                  examples=args.examples, template_share=args.template_share,
-                                  group_by=args.group_by, title=args.title, inputs=args.inputs)
-    write_report_outputs(args, report)
-    return 0
-
-
-def run_clean(args: argparse.Namespace) -> int:
-    from corpus_miner.cli.report import finish_clean
-    from corpus_miner.coverage.clean import CleanParams
-    from corpus_miner.phrases.params import PhraseParams
-    from corpus_miner.spark import documents
-    from corpus_miner.spark.apply import inputs_cleaner
-
-    _refuse(args, "--phrases", "--allow", "--keep-first")
-    PhraseParams(sigma=args.sigma, min_length=args.min_length)
-    CleanParams(args.mode, False, (), args.drop_above, args.mask_text).validate()
-    spark = _session(args)
-    with documents.one_line_errors():
-        docs = _documents(spark, args)
-        miner = _mined(args, docs)
-        cleaner, share = inputs_cleaner(docs, miner.table_, args.min_length, mode=args.mode,
-                                        mask_text=args.mask_text, drop_above=args.drop_above)
-    stats = cleaner.write(args.inputs, args.output, text_field=args.text_field,
-                          id_field=args.id_field, skip_bad=args.skip_bad,
-                          shards=shard_plan(args))
-    finish_clean(args, stats, share)
-    return 0
-
-
-def run_dedup(args: argparse.Namespace) -> int:
-    from corpus_miner.cli.dedup import _read, _selection
-    from corpus_miner.dedup.result import DedupResult
-    from corpus_miner.io import ReadStats, write_records
-    from corpus_miner.spark import SparkLSHBloom, documents
-
-    started = time.perf_counter()
-    model = SparkLSHBloom(threshold=args.threshold, num_perm=args.num_perm, mode=args.mode,
-                          num_bands=args.num_bands, fp_prob=args.fp_prob,
-                          shingle_size=args.shingle_size, seed=args.seed,
-                          expected_items=args.expected_items,
-                          max_shingles=args.max_shingles, sketch=args.sketch,
-                          shingle_kind="word" if args.word_shingles else "char")
-    spark = _session(args)
-    with documents.one_line_errors():
-        docs = _documents(spark, args)
-        ordered = documents.with_row_ids(docs)
-        result = model.deduplicate(ordered, text_col="text", id_col="id", order_col="order",
-                                   annotate=True).orderBy("order")
-        columns = ["is_duplicate"] + (["duplicate_of"] if "duplicate_of" in result.columns
-                                      else [])
-        flags = result.select(*columns).toArrow()
-    is_duplicate = flags.column("is_duplicate").to_numpy(zero_copy_only=False)
-    duplicate_of = flags.column("duplicate_of").to_pylist() if len(columns) > 1 else None
-    answer = DedupResult(is_duplicate, duplicate_of_id=duplicate_of)
-    stats = ReadStats()
-
-    def tables():
-        start = 0
-        for batch in _read(args, stats, "writing"):
-            part = answer.part(start, start + len(batch))
-            start += len(batch)
-            yield _selection(batch, part, args.annotate)
-
-    written = write_records(tables(), args.output,
-                            shards=shard_plan(args, total_rows=len(is_duplicate)))
-    if args.save_index:
-        model.save(args.save_index)
-    print(f"dedup: {int(is_duplicate.sum()):,} of {len(is_duplicate):,} documents are "
-          f"near-duplicates of an earlier one (similarity >= {args.threshold:g}, {args.mode}, "
-          f"Spark); {written:,} written{' with is_duplicate' if args.annotate else ''} to "
-          f"{args.output} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    return 0
