@@ -21,14 +21,20 @@ from corpus_miner.errors import InputError, ParameterError
 ENGINES = ("local", "spark")
 
 
-def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+def add_engine_arguments(parser: argparse.ArgumentParser, ray: bool = False) -> None:
     group = parser.add_argument_group("engine")
-    group.add_argument("--engine", choices=ENGINES, default="local",
+    group.add_argument("--engine", choices=ENGINES + (("ray",) if ray else ()), default="local",
                        help="local (default: in this process) or spark (needs the `spark` extra "
-                       "and Java 17+; same output)")
+                       "and Java 17+; same output)"
+                       + ("; or ray (needs the `ray` extra; same output)" if ray else ""))
     group.add_argument("--master", default="local[*]", metavar="local[N]|URL",
                        help="Spark master with --engine spark (default: %(default)s); the "
                        "input paths must be readable by every executor")
+    if ray:
+        group.add_argument("--address", default=None, metavar="auto|ray://HOST:PORT",
+                           help="Ray cluster to join with --engine ray (default: start a local "
+                           "one with this machine's cores); the input paths must be readable by "
+                           "every worker")
 
 
 def on_spark(args: argparse.Namespace) -> bool:

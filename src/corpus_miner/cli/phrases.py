@@ -36,7 +36,7 @@ def register(subparsers) -> None:
                         "JSONL on stdout)")
     parser.add_argument("--stats", default=None, metavar="FILE",
                         help="write run statistics (counts, seconds per stage, peak RSS) as JSON")
-    add_engine_arguments(parser)
+    add_engine_arguments(parser, ray=True)
     parser.set_defaults(handler=run, outputs=OUTPUTS)
 
 
@@ -61,6 +61,10 @@ def run(args) -> int:
         from corpus_miner.cli.engine import run_phrases
 
         return run_phrases(args)
+    if args.engine == "ray":
+        from corpus_miner.cli.ray_engine import run_phrases as run_on_ray
+
+        return run_on_ray(args)
     # parameters first: a typo in --sigma should not cost a tokenization pass
     PhraseParams(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm,
                  filter_bytes=args.filter_bytes)

@@ -82,8 +82,8 @@ class RayBloomSpan(Estimator):
 
     def fit(self, data, text_col: str = "text") -> RayBloomSpan:
         """Mine `data`: a ray.data.Dataset with a string column `text_col` (a block is a
-        partition; a null text is an empty document), or a sequence of pyarrow string arrays
-        (one partition each)."""
+        partition; a null text is an empty document), a sequence of pyarrow string arrays (one
+        partition each), or of object refs of Arrow tables with a `text_col` column."""
         if not ray.is_initialized():
             ray.init()
         plan = self._plan()
@@ -108,6 +108,9 @@ def _block_refs(data, text_col: str) -> list:
     if isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
         refs = []
         for part in data:
+            if isinstance(part, ray.ObjectRef):  # a block already in the object store
+                refs.append(part)
+                continue
             if not isinstance(part, (pa.Array, pa.ChunkedArray)):
                 raise InputError("RayBloomSpan.fit takes a ray.data.Dataset or a list of "
                                  f"pyarrow string arrays, got a list of {type(part).__name__}")
@@ -127,9 +130,11 @@ def _mine(blocks: list, text_col: str, plan: Plan, filter_fp: float
     plan_ref = ray.put(plan)
     # stages 0 and 1: tokenize each block (kept in the object store) and count words and
     # bigram fingerprints, keyed to buckets
-    counted = [tasks.count_block.options(num_returns=1 + 2 * buckets).remote(
+    counted = [tasks.count_block.options(num_returns=2 + 2 * buckets).remote(
         block, text_col, plan_ref) for block in blocks]
     stored = [c[0] for c in counted]
+    sizes = ray.get([c[-1] for c in counted])
+    stats.update(documents=sum(d for d, _ in sizes), tokens=sum(t for _, t in sizes))
     words = [tasks.frequent_words.remote(plan_ref, *[c[1 + b] for c in counted])
              for b in range(buckets)]
     pairs = [tasks.frequent_pairs.remote(plan_ref, *[c[1 + buckets + b] for c in counted])

@@ -40,21 +40,23 @@ def _by_bucket(pieces, buckets: int) -> list[list[bytes]]:
 
 @ray.remote
 def count_block(table, text_col: str, plan: Plan):
-    """Stages 0 and 1, map: tokenize one block; returns its stored blobs, then its word counts
-    for buckets 0..B-1, then its bigram counts for buckets 0..B-1 (1 + 2 x buckets returns)."""
+    """Stages 0 and 1, map: tokenize one block; returns its stored blobs, its word counts for
+    buckets 0..B-1, its bigram counts for buckets 0..B-1, and (documents, tokens): 2 + 2 x
+    buckets returns."""
     column = table.column(text_col)
     texts = column.combine_chunks() if len(column.chunks) != 1 else column.chunks[0]
     counts = stages.PartitionCounts(plan.mask)
     if pa.types.is_null(texts.type):  # a block whose texts are all null
         texts = texts.cast(pa.string())
-    blobs = []
+    blobs, tokens = [], 0
     for piece in stages.text_slices(texts):
         local = tokenize_batch(piece)
         blobs.append(stages.local_to_blob(local))
         counts.add(local)
+        tokens += len(local.batch.tokens)
     words = _by_bucket(stages.keyed_word_blobs(*counts.words(), plan.buckets), plan.buckets)
     pairs = _by_bucket(stages.keyed_pair_blobs(counts.pairs(), plan), plan.buckets)
-    return (blobs, *words, *pairs)
+    return (blobs, *words, *pairs, (len(texts), tokens))
 
 
 @ray.remote
