@@ -20,14 +20,20 @@ from corpus_miner.errors import ParameterError
 ENGINES = ("local", "spark")
 
 
-def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+def add_engine_arguments(parser: argparse.ArgumentParser, ray: bool = False) -> None:
     group = parser.add_argument_group("engine")
-    group.add_argument("--engine", choices=ENGINES, default="local",
+    group.add_argument("--engine", choices=ENGINES + (("ray",) if ray else ()), default="local",
                        help="local (default: in this process) or spark (needs the `spark` extra "
-                       "and Java 17+; same output)")
+                       "and Java 17+; same output)"
+                       + ("; or ray (needs the `ray` extra; same output)" if ray else ""))
     group.add_argument("--master", default="local[*]", metavar="local[N]|URL",
                        help="Spark master with --engine spark (default: %(default)s); the "
                        "input paths must be readable by every executor")
+    if ray:
+        group.add_argument("--address", default=None, metavar="auto|ray://HOST:PORT",
+                           help="Ray cluster to join with --engine ray (default: start a local "
+                           "one with this machine's cores); the input paths must be readable by "
+                           "every worker")
 
 
 def on_spark(args: argparse.Namespace) -> bool:
@@ -51,15 +57,16 @@ def refuse_options(args: argparse.Namespace, *options: str) -> None:
 
 
 def refuse_whole_lines(args: argparse.Namespace, note: bool = True) -> None:
-    """Whole-line phrases do not run on Spark yet: refused when asked for; when they are only
-    the command's default, a note says that the output is the local engine's with
-    --min-line-length 0."""
+    """Whole-line phrases run on the local engine only: refused when asked for on another;
+    when they are only the command's default, a note says that the output is the local
+    engine's with --min-line-length 0."""
+    name = getattr(args, "engine", "spark")
     if args.min_line_length not in (None, 0):
-        raise ParameterError("--min-line-length is not supported with --engine spark yet; run "
-                             "it with the local engine (or pass --min-line-length 0)")
+        raise ParameterError(f"--min-line-length is not supported with --engine {name} yet; "
+                             "run it with the local engine (or pass --min-line-length 0)")
     if note and args.min_line_length is None:
-        print("note: --engine spark mines no whole-line phrases yet (the local engine does by "
-              "default): this is the local engine's output with --min-line-length 0",
+        print(f"note: --engine {name} mines no whole-line phrases yet (the local engine does "
+              "by default): this is the local engine's output with --min-line-length 0",
               file=sys.stderr)
 
 

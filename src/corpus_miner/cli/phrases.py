@@ -43,7 +43,7 @@ def register(subparsers) -> None:
                         "JSONL on stdout)")
     parser.add_argument("--stats", default=None, metavar="FILE",
                         help="write run statistics (counts, seconds per stage, peak RSS) as JSON")
-    add_engine_arguments(parser)
+    add_engine_arguments(parser, ray=True)
     parser.set_defaults(handler=run, outputs=OUTPUTS)
 
 
@@ -69,6 +69,10 @@ def run(args) -> int:
 
     if on_spark(args):
         return _run_on_spark(args)
+    if args.engine == "ray":
+        from corpus_miner.cli.ray_engine import run_phrases as run_on_ray
+
+        return run_on_ray(args)
     # parameters first: a typo in --sigma should not cost a tokenization pass
     lines = min_line_length(args)
     PhraseParams(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm,
