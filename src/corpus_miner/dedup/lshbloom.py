@@ -382,20 +382,6 @@ class LSHBloom(Estimator):
             texts, ids = batch
             yield self._add(self.band_keys(texts), ids, detect=True)
 
-    def partial_deduplicate(self, texts, ids=None) -> DedupResult:
-        """deduplicate() one more batch, continuing from what is indexed (a loaded index, an
-        earlier fit or earlier batches): a document is a duplicate when it shares a band key
-        with any document indexed before it or earlier in this batch; then the batch is
-        indexed. An unfitted object starts a growing index. Batch after batch, the answers are
-        those of one deduplicate() over everything (without its clusters in minhash_lsh)."""
-        if not self.is_fitted():
-            self._start(None)
-        if not _is_sized(texts):
-            return DedupResult.concat([self._empty_result()] + [
-                self.partial_deduplicate(chunk, id_chunk) for chunk, id_chunk in
-                _batches(texts, ids)])
-        return self._add(self.band_keys(texts), ids, detect=True)
-
     def is_new(self, batch, text_field: str = "text") -> list[bool]:
         """partial_deduplicate() on a batch of columns (a dict of lists, as
         `datasets.Dataset.filter(model.is_new, batched=True)` passes it) or a list of texts:
