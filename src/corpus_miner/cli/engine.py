@@ -12,11 +12,12 @@ reads the inputs a second time, as the local commands do, and applies Spark's pe
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
 
-from corpus_miner.cli.common import shard_plan
-from corpus_miner.errors import InputError, ParameterError
+from corpus_miner.cli.common import note_read_stats, shard_plan
+from corpus_miner.errors import CorpusMinerError, InputError, ParameterError
 
 ENGINES = ("local", "spark")
 
@@ -29,6 +30,9 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--master", default="local[*]", metavar="local[N]|URL",
                        help="Spark master with --engine spark (default: %(default)s); the "
                        "input paths must be readable by every executor")
+    group.add_argument("--verbose", action="store_true",
+                       help="with --engine spark: show Spark's and py4j's own log lines and "
+                       "stack traces on stderr (by default only corpus-miner's messages)")
 
 
 def on_spark(args: argparse.Namespace) -> bool:
@@ -36,11 +40,60 @@ def on_spark(args: argparse.Namespace) -> bool:
 
 
 def _session(args: argparse.Namespace):
-    from corpus_miner.spark import local_session
+    """The session on --master, checked first (one line, before any JVM starts); Spark's own
+    log lines stay off stderr unless --verbose (spark/quiet.py)."""
+    check_spark_arguments(args)
+    from pyspark import SparkContext
 
-    spark = local_session(args.master, app_name=f"corpus-miner {args.command}")
-    spark.sparkContext.setLogLevel("ERROR")
+    from corpus_miner.spark import local_session
+    from corpus_miner.spark.quiet import quiet_python, quiet_start
+
+    args.started_jvm = SparkContext._gateway is None
+    verbose = getattr(args, "verbose", False)
+    with quiet_start(verbose):
+        spark = local_session(args.master, app_name=f"corpus-miner {args.command}")
+    spark.sparkContext.setLogLevel("WARN" if verbose else "OFF")
+    quiet_python(spark, verbose)
     return spark
+
+
+def _ending_the_jvm(run):
+    """`run` that, when a signal (Ctrl-C, SIGTERM) or a crash stops it, also ends the driver
+    JVM the command started: stopped mid-job it does not exit by itself (py4j's gateway thread
+    keeps it alive after the Python driver is gone) and would be left behind. A JVM that was
+    running before (a caller's session) is left alone."""
+    @functools.wraps(run)
+    def running(args: argparse.Namespace) -> int:
+        try:
+            return run(args)
+        except CorpusMinerError:
+            raise  # a one-line error: the process ends normally, and the JVM with it
+        except BaseException:
+            if getattr(args, "started_jvm", False):
+                from corpus_miner.spark.quiet import end_jvm
+
+                end_jvm()
+            raise
+
+    return running
+
+
+def check_spark_arguments(args: argparse.Namespace) -> None:
+    """--master and the inputs, before anything starts: a bad master, or a saved corpus
+    folder (which the executors cannot read), is one line."""
+    from corpus_miner.io.artefact import is_saved_corpus
+    from corpus_miner.spark.quiet import check_master
+
+    check_master(args.master)
+    for item in getattr(args, "inputs", None) or ():
+        try:
+            saved = is_saved_corpus(item)
+        except (OSError, ValueError):
+            saved = False
+        if saved:
+            raise InputError(f"{item}: a saved corpus folder (from `tokenize`); --engine spark "
+                             "reads JSONL, Parquet and text files only: give it the original "
+                             "inputs, or run with the local engine")
 
 
 def _refuse(args: argparse.Namespace, *options: str) -> None:
@@ -67,6 +120,19 @@ def _mined(args, docs):
         docs, text_col="text", id_col=None)
 
 
+def _note_reading(args: argparse.Namespace, docs, miner) -> None:
+    """What the executors' readers tolerated (printed after the run, as the local engine
+    does), and the local miner's note when no phrase can be frequent."""
+    from corpus_miner.spark.documents import read_stats
+
+    stats = read_stats(docs)
+    note_read_stats(args, stats)
+    if miner.stats_.get("note") is None and args.sigma > stats.documents:
+        miner.stats_["note"] = (f"sigma={args.sigma} exceeds the {stats.documents} documents: "
+                                "no phrase can be frequent")
+
+
+@_ending_the_jvm
 def run_phrases(args: argparse.Namespace) -> int:
     from corpus_miner.cli.phrases import write_outputs
     from corpus_miner.phrases.params import PhraseParams
@@ -76,11 +142,14 @@ def run_phrases(args: argparse.Namespace) -> int:
     PhraseParams(sigma=args.sigma, min_length=args.min_length)
     spark = _session(args)
     with one_line_errors():
-        miner = _mined(args, _documents(spark, args))
+        docs = _documents(spark, args)
+        miner = _mined(args, docs)
+    _note_reading(args, docs, miner)
     write_outputs(args, miner.table_, miner.stats_)
     return 0
 
 
+@_ending_the_jvm
 def run_report(args: argparse.Namespace) -> int:
     import numpy as np  # here: --help and the local engine's commands do not need it
 
@@ -100,6 +169,7 @@ def run_report(args: argparse.Namespace) -> int:
     with documents.one_line_errors():
         docs = _documents(spark, args, group_by)
         miner = _mined(args, docs)
+        _note_reading(args, docs, miner)
         table = miner.table_
         figures = documents.document_figures(docs, table, args.min_length)
         offsets = np.zeros(len(figures.tokens) + 1, np.int64)
@@ -144,6 +214,7 @@ def run_report(args: argparse.Namespace) -> int:
     return 0
 
 
+@_ending_the_jvm
 def run_clean(args: argparse.Namespace) -> int:
     import numpy as np  # here: --help and the local engine's commands do not need it
 
@@ -159,6 +230,7 @@ def run_clean(args: argparse.Namespace) -> int:
     with documents.one_line_errors():
         docs = _documents(spark, args)
         miner = _mined(args, docs)
+        _note_reading(args, docs, miner)
         figures = documents.document_figures(docs, miner.table_, args.min_length,
                                              with_runs=True)
         texts_read = documents.texts_digest(docs, figures.unit_offsets)
@@ -178,6 +250,7 @@ def run_clean(args: argparse.Namespace) -> int:
     return 0
 
 
+@_ending_the_jvm
 def run_dedup(args: argparse.Namespace) -> int:
     import numpy as np  # here: --help and the local engine's commands do not need it
     from pyspark.sql import functions as F
@@ -195,6 +268,7 @@ def run_dedup(args: argparse.Namespace) -> int:
                           expected_items=args.expected_items,
                           max_shingles=args.max_shingles, sketch=args.sketch,
                           shingle_kind="word" if args.word_shingles else "char")
+    model.params.validated()  # a bad parameter is one line before the JVM starts
     spark = _session(args)
     with documents.one_line_errors():
         docs = _documents(spark, args)
@@ -212,6 +286,7 @@ def run_dedup(args: argparse.Namespace) -> int:
         columns = ["is_duplicate"] + (["duplicate_of"] if "duplicate_of" in result.columns
                                       else [])
         flags = result.select(*columns).toArrow()
+        note_read_stats(args, documents.read_stats(docs))
         texts_read = documents.texts_digest(docs, first)
     is_duplicate = flags.column("is_duplicate").to_numpy(zero_copy_only=False)
     duplicate_of = flags.column("duplicate_of").to_pylist() if len(columns) > 1 else None
