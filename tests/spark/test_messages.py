@@ -124,14 +124,12 @@ def test_ctrl_c_on_spark_is_one_line_and_leaves_no_output(tmp_path):
     command = subprocess.Popen(
         [sys.executable, "-m", "corpus_miner", "clean", str(source), "--sigma", "3",
          "--min-length", "4", "-o", str(tmp_path / "out.jsonl"), *SPARK], env=env,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        cwd=tmp_path)
 
-    def spark_workers() -> list:
-        try:
-            return [p for p in psutil.Process(command.pid).children(recursive=True)
-                    if "pyspark" in " ".join(p.cmdline())]
-        except psutil.Error:
-            return []
+    def spark_workers() -> list:  # the Python workers of this run's JVM: the job is running
+        return [p for p in psutil.process_iter() if _in_run(p, tmp_path)
+                and "pyspark.daemon" in _command_line(p)]
 
     try:
         deadline = time.monotonic() + 300
@@ -147,3 +145,21 @@ def test_ctrl_c_on_spark_is_one_line_and_leaves_no_output(tmp_path):
     assert running, err
     assert command.returncode == 130 and err == "corpus-miner: interrupted\n", err
     assert sorted(os.listdir(tmp_path)) == ["in.jsonl"]
+    time.sleep(2)  # the JVM and its workers were killed and waited for: none is left
+    left = [p for p in psutil.process_iter() if _in_run(p, tmp_path)]
+    assert not left, left
+
+
+def _in_run(process, folder) -> bool:
+    try:
+        return os.path.realpath(process.cwd()) == os.path.realpath(folder) \
+            and process.pid != os.getpid()
+    except psutil.Error:
+        return False
+
+
+def _command_line(process) -> list:
+    try:
+        return process.cmdline()
+    except psutil.Error:
+        return []

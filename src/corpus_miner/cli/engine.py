@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import functools
+import signal
 import sys
+import threading
 import time
 
 from corpus_miner.cli.common import note_read_stats, shard_plan
@@ -48,12 +50,30 @@ def _session(args: argparse.Namespace):
     from corpus_miner.spark import local_session
     from corpus_miner.spark.quiet import quiet_python, quiet_start
 
-    args.started_jvm = SparkContext._gateway is None
+    new_jvm = SparkContext._gateway is None
     verbose = getattr(args, "verbose", False)
-    with quiet_start(verbose):
-        spark = local_session(args.master, app_name=f"corpus-miner {args.command}")
+    before = _children() if new_jvm else set()
+    ours = signal.getsignal(signal.SIGINT)
+    try:
+        with quiet_start(verbose):
+            spark = local_session(args.master, app_name=f"corpus-miner {args.command}")
+        if ours is not None and threading.current_thread() is threading.main_thread():
+            # pyspark's own Ctrl-C handler calls into the JVM from inside a JVM call (a
+            # logged "reentrant call" traceback); the command's handler stops it cleanly
+            signal.signal(signal.SIGINT, ours)
+    except BaseException:  # Ctrl-C while the JVM starts: it ignores SIGINT and would stay
+        if new_jvm:
+            from corpus_miner.spark.quiet import end_jvm
+
+            for pid in _children() - before:
+                end_jvm(pid)
+        raise
     spark.sparkContext.setLogLevel("WARN" if verbose else "OFF")
     quiet_python(spark, verbose)
+    if new_jvm:  # the JVM's pid, to end it if a signal stops the command (_ending_the_jvm)
+        from corpus_miner.spark.quiet import jvm_pid
+
+        args.started_jvm = jvm_pid(spark)
     return spark
 
 
@@ -69,13 +89,22 @@ def _ending_the_jvm(run):
         except CorpusMinerError:
             raise  # a one-line error: the process ends normally, and the JVM with it
         except BaseException:
-            if getattr(args, "started_jvm", False):
+            if getattr(args, "started_jvm", None) is not None:
                 from corpus_miner.spark.quiet import end_jvm
 
-                end_jvm()
+                end_jvm(args.started_jvm)
             raise
 
     return running
+
+
+def _children() -> set[int]:
+    import psutil
+
+    try:
+        return {child.pid for child in psutil.Process().children()}
+    except psutil.Error:
+        return set()
 
 
 def check_spark_arguments(args: argparse.Namespace) -> None:

@@ -11,17 +11,29 @@ that imports corpus-miner is left as it is.
 from __future__ import annotations
 
 import importlib.abc
+import importlib.machinery
 import os
 import sys
 
 _BLOCKED = "scipy"
 
 
+class _Refused(importlib.abc.Loader):
+    def create_module(self, spec):
+        raise ModuleNotFoundError(f"No module named {spec.name!r} (kept out of the corpus-miner "
+                                  "command line)", name=spec.name)
+
+    def exec_module(self, module) -> None:  # never reached: create_module refuses
+        raise ModuleNotFoundError(module.__name__)
+
+
 class _WithoutScipy(importlib.abc.MetaPathFinder):
+    """`import scipy` fails like a missing package. A spec is still given, so that code asking
+    importlib.util.find_spec whether scipy exists (pyspark does) gets an answer, not an error."""
+
     def find_spec(self, fullname, path, target=None):
         if fullname == _BLOCKED or fullname.startswith(_BLOCKED + "."):
-            raise ModuleNotFoundError(f"No module named {fullname!r} (kept out of the "
-                                      "corpus-miner command line)", name=fullname)
+            return importlib.machinery.ModuleSpec(fullname, _Refused())
         return None
 
 

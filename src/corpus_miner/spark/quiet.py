@@ -77,14 +77,19 @@ def quiet_start(verbose: bool) -> Iterator[None]:
 
 
 def quiet_python(spark, verbose: bool) -> None:
-    """py4j's loggers above WARNING only, and pyspark's accumulator server without the
-    traceback of a worker connection that closed early (EOFError), unless `verbose`."""
+    """Unless `verbose`: py4j's loggers silent (and the root logger, which py4j's Ctrl-C path
+    uses, given a handler that drops records instead of the default one to stderr), and
+    pyspark's accumulator server without the traceback of a worker connection that closed
+    early (EOFError)."""
     if verbose:
         return
     for name in ("py4j", "py4j.java_gateway", "py4j.clientserver"):
         logger = logging.getLogger(name)
         logger.setLevel(logging.CRITICAL)
         logger.propagate = False
+    root = logging.getLogger()
+    if not root.handlers:  # py4j also calls logging.exception(), which would set up stderr
+        root.addHandler(logging.NullHandler())
     server = getattr(spark.sparkContext, "_accumulatorServer", None)
     if server is not None and not getattr(server, "_corpus_miner_quiet", False):
         def handle_error(request, client_address) -> None:  # socketserver prints otherwise
@@ -94,20 +99,26 @@ def quiet_python(spark, verbose: bool) -> None:
         server._corpus_miner_quiet = True
 
 
-def end_jvm() -> None:
-    """Kill the driver JVM this process started (if any) and forget it; its Python workers
-    end when their connections to it close."""
+def jvm_pid(spark) -> int | None:
+    """The process id of the session's driver JVM (asked while it answers; at a Ctrl-C the
+    gateway may be busy or gone)."""
     try:
-        from pyspark import SparkContext
-    except ImportError:
+        return int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+    except Exception:  # noqa: BLE001 - a remote or odd gateway: nothing to end later
+        return None
+
+
+def end_jvm(pid: int | None) -> None:
+    """Kill the driver JVM `pid` this process started, and the Python workers it started
+    (when a signal stops a command-line run; the process is about to end)."""
+    import psutil
+
+    if pid is None:
         return
-    gateway = SparkContext._gateway
-    process = getattr(gateway, "proc", None)
-    if process is None:
-        return
-    with contextlib.suppress(OSError):
-        process.kill()
-        process.wait(timeout=30)
-    SparkContext._gateway = None
-    SparkContext._jvm = None
-    SparkContext._active_spark_context = None
+    with contextlib.suppress(psutil.Error):
+        jvm = psutil.Process(pid)
+        family = [jvm, *jvm.children(recursive=True)]
+        for member in family:
+            with contextlib.suppress(psutil.Error):
+                member.kill()
+        psutil.wait_procs(family, timeout=30)
