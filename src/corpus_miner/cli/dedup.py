@@ -404,6 +404,7 @@ def run_index_query(args: argparse.Namespace) -> int:
     return 0
 
 
+@engine.ending_the_jvm
 def _run_on_spark(args: argparse.Namespace) -> int:
     from corpus_miner.dedup.result import DedupResult
     from corpus_miner.io import ReadStats, write_records
@@ -417,6 +418,7 @@ def _run_on_spark(args: argparse.Namespace) -> int:
                           expected_items=args.expected_items,
                           max_shingles=args.max_shingles, sketch=args.sketch,
                           shingle_kind="word" if args.word_shingles else "char")
+    model.params.validated()  # a bad parameter is one line before the JVM starts
     spark = engine.spark_session(args)
     with documents.one_line_errors():
         docs = engine.spark_documents(spark, args)
@@ -427,6 +429,7 @@ def _run_on_spark(args: argparse.Namespace) -> int:
         columns = ["is_duplicate"] + (["duplicate_of"] if "duplicate_of" in result.columns
                                       else [])
         flags = result.select(*columns).toArrow()
+        note_read_stats(args, documents.read_stats(docs))
         texts_read = documents.texts_digest(docs, first)
     is_duplicate = flags.column("is_duplicate").to_numpy(zero_copy_only=False)
     duplicate_of = flags.column("duplicate_of").to_pylist() if len(columns) > 1 else None

@@ -215,5 +215,8 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    from corpus_miner.cli.lean import lean_process
+
+    lean_process()
     code = main(sys.argv[1:])
     os._exit(code)  # not the interpreter's exit: the stdin watcher is blocked reading

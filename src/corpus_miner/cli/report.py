@@ -239,6 +239,7 @@ def finish_clean(args, stats: dict, coverage_share: float) -> None:
              if stats["documents_not_text"] else ""), file=sys.stderr)
 
 
+@engine.ending_the_jvm
 def _report_on_spark(args: argparse.Namespace) -> int:
     from corpus_miner.coverage.report import parse_group_by
     from corpus_miner.phrases.params import PhraseParams
@@ -253,6 +254,7 @@ def _report_on_spark(args: argparse.Namespace) -> int:
     with documents.one_line_errors():
         docs = engine.spark_documents(spark, args, group_by)
         miner = engine.spark_mined(args, docs)
+        engine.note_reading(args, docs, miner)
         report = documents_report(docs, miner.table_, args.sigma, args.min_length, top=args.top,
                                   examples=args.examples, template_share=args.template_share,
                                   group_by=args.group_by, title=args.title, inputs=args.inputs)
@@ -260,6 +262,7 @@ def _report_on_spark(args: argparse.Namespace) -> int:
     return 0
 
 
+@engine.ending_the_jvm
 def _clean_on_spark(args: argparse.Namespace) -> int:
     from corpus_miner.coverage.clean import CleanParams
     from corpus_miner.phrases.params import PhraseParams
@@ -274,6 +277,7 @@ def _clean_on_spark(args: argparse.Namespace) -> int:
     with documents.one_line_errors():
         docs = engine.spark_documents(spark, args)
         miner = engine.spark_mined(args, docs)
+        engine.note_reading(args, docs, miner)
         cleaner, share = inputs_cleaner(docs, miner.table_, args.min_length, mode=args.mode,
                                         mask_text=args.mask_text, drop_above=args.drop_above)
     stats = cleaner.write(args.inputs, args.output, text_field=args.text_field,
