@@ -76,7 +76,7 @@ def spark_session(args: argparse.Namespace):
         raise
     spark.sparkContext.setLogLevel("WARN" if verbose else "OFF")
     quiet_python(spark, verbose)
-    if new_jvm:  # the JVM's pid, to end it if a signal stops the command (_ending_the_jvm)
+    if new_jvm:  # the JVM's pid, to end it if a signal stops the command (ending_the_jvm)
         from corpus_miner.spark.quiet import jvm_pid
 
         args.started_jvm = jvm_pid(spark)
