@@ -337,3 +337,24 @@ def test_index_add_unique_keeps_only_what_was_kept(tmp_path):
     assert [s["added"] for s in model.snapshots_] == [
         [d["is_duplicate"] for d in _read_jsonl(tmp_path / f"u{k}.jsonl")].count(False)
         for k in range(2)]
+
+
+def test_two_adds_at_once_take_turns_and_lose_nothing(tmp_path):
+    """Both runs load, flag and write: the lock spans the whole add, so the second builds on
+    the first's generation instead of replacing it."""
+    index = tmp_path / "index"
+    first = _write_jsonl(tmp_path / "first.jsonl", DOCS[:20])
+    assert main(["index", "add", str(index), first, "-o", str(tmp_path / "u0.jsonl")]) == 0
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    children = []
+    for k, part in enumerate((DOCS[20:40], DOCS[40:])):
+        source = _write_jsonl(tmp_path / f"part{k}.jsonl", part)
+        children.append(subprocess.Popen(
+            [sys.executable, "-m", "corpus_miner", "index", "add", str(index), source, "-o",
+             str(tmp_path / f"u{k + 1}.jsonl")], cwd=ROOT, env=env, stderr=subprocess.PIPE,
+            text=True))
+    for child in children:
+        _, err = child.communicate(timeout=300)
+        assert child.returncode == 0, err
+    model = LSHBloom.load(index)
+    assert model.n_documents_ == len(DOCS) and len(model.snapshots_) == 3

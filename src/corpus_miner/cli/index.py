@@ -128,6 +128,13 @@ def _check_parameters(args: argparse.Namespace, parser_defaults: dict, model: LS
 
 
 def run_index_add(args: argparse.Namespace) -> int:
+    from corpus_miner.dedup.generations import writing
+
+    with writing(args.index_dir):  # another add waits: it must build on this one's generation
+        return _add(args)
+
+
+def _add(args: argparse.Namespace) -> int:
     import pyarrow as pa
 
     from corpus_miner.cli.common import shard_plan
