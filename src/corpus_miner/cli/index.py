@@ -36,10 +36,11 @@ def register(actions, add_model_arguments, records_output: Output) -> None:
         "add", help="add a snapshot to an index, writing its new unique documents",
         description="Check every document of INPUT... against INDEX_DIR and against the earlier "
                     "documents of INPUT (input order); write the unique ones (or all, with "
-                    "is_duplicate) to -o, then add the band keys of all of INPUT to the index as "
-                    "its next generation. A missing INDEX_DIR is created with the parameters "
-                    "given; for an existing one they must agree with it. An input added before "
-                    "(the index keeps a digest of every input) is refused unless --force.")
+                    "is_duplicate) to -o, then add the band keys of all of INPUT (or of the "
+                    "unique ones, --add unique) to the index as its next generation. A missing "
+                    "INDEX_DIR is created with the parameters given; for an existing one they "
+                    "must agree with it. An input added before (the index keeps a digest of "
+                    "every input) is refused unless --force.")
     add.add_argument("index_dir", metavar="INDEX_DIR",
                      help="index folder (written by `index build`, `index add` or `dedup "
                           "--save-index`; created when missing)")
@@ -48,6 +49,11 @@ def register(actions, add_model_arguments, records_output: Output) -> None:
     add.add_argument("--annotate", action="store_true",
                      help="keep every document and add is_duplicate (+ duplicate_of in "
                           "minhash_lsh mode) instead of dropping duplicates")
+    add.add_argument("--add", choices=("all", "unique"), default="all", dest="add_what",
+                     help="whose band keys go into the index: all documents of INPUT (what one "
+                          "`dedup` over every snapshot holds, so the flags equal its flags) or "
+                          "only the unique ones (then a document is checked against the earlier "
+                          "unique ones) (default: %(default)s)")
     add.add_argument("--force", action="store_true",
                      help="add inputs even when the index absorbed the same documents before")
     add_model_arguments(add)
@@ -122,6 +128,13 @@ def _check_parameters(args: argparse.Namespace, parser_defaults: dict, model: LS
 
 
 def run_index_add(args: argparse.Namespace) -> int:
+    from corpus_miner.dedup.generations import writing
+
+    with writing(args.index_dir):  # another add waits: it must build on this one's generation
+        return _add(args)
+
+
+def _add(args: argparse.Namespace) -> int:
     import pyarrow as pa
 
     from corpus_miner.cli.common import shard_plan
@@ -146,12 +159,17 @@ def run_index_add(args: argparse.Namespace) -> int:
         if not existing and not len(all_keys):
             raise InputError("no documents in the inputs; nothing to index")
         id_column = pa.chunked_array(ids, pa.string()) if ids else None
-        if existing or args.expected_items is not None:
+        if args.add_what == "unique":
+            if not existing and args.expected_items is None:  # sized by the first snapshot
+                model.set_params(expected_items=max(len(all_keys), 1))
+            result = model.partial_deduplicate_keys(all_keys, id_column, add="unique")
+        elif existing or args.expected_items is not None:
             result = model.partial_deduplicate_keys(all_keys, id_column)
         else:  # a new index sized by its first snapshot, as `dedup` sizes its filter
             result = model.deduplicate_keys(all_keys, id_column)
-        record.update(snapshot_record(inputs, len(result), int(result.is_duplicate.sum()),
-                                      len(result)))
+        duplicates = int(result.is_duplicate.sum())
+        added = len(result) - duplicates if args.add_what == "unique" else len(result)
+        record.update(snapshot_record(inputs, len(result), duplicates, added))
         return result
 
     stats = ReadStats()
