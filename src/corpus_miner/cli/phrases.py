@@ -77,7 +77,7 @@ def run(args) -> int:
     lines = min_line_length(args)
     PhraseParams(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm,
                  filter_bytes=args.filter_bytes, min_line_length=lines)
-    corpus = corpus_from_args(args)
+    corpus = corpus_from_args(args, lines=lines is not None)
     miner = BloomSpan(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm,
                       filter_bytes=args.filter_bytes, min_line_length=lines).fit(corpus)
     write_outputs(args, miner.phrases_, miner.stats_)

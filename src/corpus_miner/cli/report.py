@@ -109,6 +109,14 @@ def _check_parameters(args) -> None:
                      min_line_length=min_line_length(args))
 
 
+def _needs_lines(args) -> bool:
+    """Whether the run mines or applies whole-line phrases (so the corpus keeps line starts):
+    --min-line-length (or its default), or a phrase file (it may hold whole-line rows)."""
+    from corpus_miner.cli.common import min_line_length
+
+    return args.phrases is not None or min_line_length(args) is not None
+
+
 def _coverage(args, corpus):
     from corpus_miner.cli.common import min_line_length
     from corpus_miner.corpus import tokenize
@@ -163,7 +171,7 @@ def run_report(args) -> int:
         raise ParameterError("--group-by reads the inputs a second time, which a saved corpus "
                              "(no fields), stdin ('-') or a pipe cannot give; use the original "
                              "files")
-    corpus = corpus_from_args(args)
+    corpus = corpus_from_args(args, lines=_needs_lines(args))
     coverage = _coverage(args, corpus)
     report = CoverageReport(coverage, top=args.top, examples=args.examples,
                             template_share=args.template_share, group_by=args.group_by,
@@ -213,7 +221,7 @@ def run_clean(args) -> int:
     if not rereadable(args.inputs):
         raise ParameterError("clean reads its inputs twice (tokens, then text); stdin ('-') "
                              "or a pipe cannot be read twice: save it to a file first")
-    corpus = corpus_from_args(args)
+    corpus = corpus_from_args(args, lines=_needs_lines(args))
     coverage = _coverage(args, corpus)
     cleaner = Cleaner(args.mode, args.keep_first, allow, args.drop_above, args.mask_text)
     cleaner.fit(corpus, coverage)
