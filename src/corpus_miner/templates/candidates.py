@@ -119,17 +119,23 @@ def extensions(patterns: list[Pattern], occ: TemplateOccurrences, masked: np.nda
             docs_key, pairs, side="left")
         n_occ = np.bincount(occ.template, minlength=len(patterns))
         pt, ptok = pairs >> 32, pairs & 0xFFFFFFFF
+        # ties in df go to the anchor nearest the pattern (then grown into "written by")
+        distance = np.bincount(np.searchsorted(pairs, key), weights=j + 1.0,
+                               minlength=len(pairs)) / pair_rows
         rate = pair_rows / n_occ[pt]
         good = ((pair_docs >= params.sigma) & (rate >= params.min_confidence)
                 & (rate >= params.min_lift * base[ptok]))
         for p in np.unique(pt[good]):
             mine = np.flatnonzero(good & (pt == p))
-            best = mine[np.argsort(-pair_docs[mine], kind="stable")][:EXTENSIONS_PER_SIDE]
+            best = mine[np.lexsort((ptok[mine], distance[mine], -pair_docs[mine]))][
+                :EXTENSIONS_PER_SIDE]
             for b in best:
                 lo_b, hi_b = np.searchsorted(sorted_key, [pairs[b], pairs[b] + 1])
                 sel = by_key[lo_b:hi_b]
+                rows = rows_all[r[sel]]
+                limit = occ.end[rows] + 1 if side == "right" else occ.start[rows] - 2
                 anchor = _grow(masked, pos[r[sel], j[sel]], hi_doc[r[sel]], lo_doc[r[sel]], side,
-                               int(ptok[b]), params.max_top_share)
+                               int(ptok[b]), params.max_top_share, limit)
                 pattern = patterns[int(p)]
                 pieces = ((*pattern.pieces, anchor) if side == "right"
                           else (anchor, *pattern.pieces))
@@ -138,18 +144,30 @@ def extensions(patterns: list[Pattern], occ: TemplateOccurrences, masked: np.nda
 
 
 def _grow(masked, at: np.ndarray, hi: np.ndarray, lo: np.ndarray, side: str, token: int,
-          share: float) -> tuple[int, ...]:
-    """The anchor that starts (right) or ends (left) with `token` at positions `at`, grown while
-    one next token follows in at least `share` of them."""
-    anchor = [token]
+          share: float, limit: np.ndarray) -> tuple[int, ...]:
+    """The anchor holding `token` at positions `at` (after the pattern: side "right", or
+    before it), grown token by token while one token follows in at least `share` of them:
+    first towards the pattern (keeping a slot of at least one token: `limit` is the nearest
+    position it may take), then away from it."""
+    inward = _extend(masked, at, -1 if side == "right" else 1, share,
+                     lambda nxt: nxt >= limit if side == "right" else nxt <= limit)
+    outward = _extend(masked, at, 1 if side == "right" else -1, share,
+                      lambda nxt: (nxt < hi) & (nxt >= lo))
+    if side == "right":
+        return (*reversed(inward), token, *outward)
+    return (*reversed(outward), token, *inward)
+
+
+def _extend(masked, at: np.ndarray, direction: int, share: float, allowed) -> list[int]:
+    out: list[int] = []
     for step in range(1, MAX_GROWTH + 1):
-        nxt = at + step if side == "right" else at - step
-        ok = (nxt < hi) & (nxt >= lo)
-        if not ok.any():
+        nxt = at + direction * step
+        ok = allowed(nxt)
+        if ok.sum() < share * len(at):
             break
         values, counts = np.unique(masked[nxt[ok]], return_counts=True)
         top = int(np.argmax(counts))
         if counts[top] < share * len(at):
             break
-        anchor.append(int(values[top]))
-    return tuple(anchor) if side == "right" else tuple(reversed(anchor))
+        out.append(int(values[top]))
+    return out

@@ -65,7 +65,7 @@ class SlotTemplates(Estimator):
 
     def __init__(self, sigma: int = 20, typed_min_length: int = 3, max_gap: int = 5,
                  min_anchor_tokens: int = 2, max_top_share: float = 0.9,
-                 min_lift: float = 10.0, min_confidence: float = 0.5, max_anchors: int = 3,
+                 min_lift: float = 10.0, min_confidence: float = 0.25, max_anchors: int = 3,
                  max_templates: int = 10000,
                  progress: Callable[[str], None] | None = None) -> None:
         self.sigma = sigma

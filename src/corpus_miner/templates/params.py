@@ -32,7 +32,7 @@ class TemplateParams:
     min_anchor_tokens: int = 2
     max_top_share: float = 0.9
     min_lift: float = 10.0
-    min_confidence: float = 0.5
+    min_confidence: float = 0.25
     max_anchors: int = 3
     max_templates: int = 10000
 
