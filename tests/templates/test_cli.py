@@ -110,3 +110,19 @@ def test_a_bad_templates_file_is_refused(pages, tmp_path, capsys):
                  str(tmp_path / "o.jsonl")])
     err = capsys.readouterr().err
     assert code == 2 and "max_gap" in err and not (tmp_path / "o.jsonl").exists()
+
+
+def test_allowed_phrases_are_never_cut_by_a_template_span(pages, tmp_path):
+    allow = tmp_path / "allow.txt"
+    allow.write_text("page\n", encoding="utf-8")
+    out = tmp_path / "a.jsonl"
+    assert main(["clean", str(pages), *PARAMS, "--slots", "--allow", str(allow), "--mode",
+                 "annotate", "-o", str(out)]) == 0
+    seen = 0
+    for row in _rows(out):
+        starts, ends = token_spans(row["text"])
+        for word, s, e in zip(tokenize(row["text"]), starts, ends):
+            if word == "page":
+                seen += 1
+                assert not any(a <= s and e <= b for a, b in row["junk_spans"])
+    assert seen
