@@ -55,11 +55,41 @@ def _offset(occ: TemplateOccurrences, by: int) -> TemplateOccurrences:
 
 class SlotTemplates(Estimator):
     """Templates with slots: anchors with typed slots (numbers, month names) and free slots of 1
-    to max_gap tokens between them, each in at least sigma documents, every slot varying.
+    to max_gap tokens between them, each in at least sigma documents, every slot varying
+    (definition: docs/how-it-works/templates.md).
 
-    Parameters: see TemplateParams; progress: optional callable(stage name).
-    Learned: templates_ (TemplateTable: rows, patterns, roots), occurrences_
-    (TemplateOccurrences of templates_.patterns), stats_ (counts, seconds, peak RSS)."""
+    Parameters
+    ----------
+    sigma, typed_min_length, max_gap, min_anchor_tokens, max_top_share, min_lift,
+    min_confidence, max_anchors, max_templates
+        See TemplateParams (validated by fit).
+    progress : callable, optional
+        Called with the name of each stage as it starts.
+
+    Attributes
+    ----------
+    templates_ : TemplateTable
+        rows (one dict per template, the JSONL fields), patterns (every pattern applied: the
+        templates and the variants they absorbed) and root (the row of each pattern).
+    occurrences_ : TemplateOccurrences
+        Every occurrence of templates_.patterns, sorted by (pattern, start).
+    stats_ : dict
+        Counts, seconds per stage and peak RSS.
+
+    Raises
+    ------
+    ParameterError
+        From fit, on a parameter out of range.
+    InputError
+        From fit, when given something that is not a TokenCorpus.
+
+    Examples
+    --------
+    >>> from corpus_miner.corpus import load_corpus              # doctest: +SKIP
+    >>> found = SlotTemplates(sigma=20).fit(load_corpus("pages.jsonl"))  # doctest: +SKIP
+    >>> found.templates_.rows[0]["pattern"]                      # doctest: +SKIP
+    'updated on <month> <num> <num> by'
+    """
 
     _fit_hint = "fit(corpus)"
 
