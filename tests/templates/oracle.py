@@ -75,3 +75,16 @@ def slot_fillers(docs, anchors, found) -> list[Counter]:
                 counter[tuple(docs[d][s:starts[a + 1]])] += 1
         slots.append(counter)
     return slots
+
+
+def line_end_occurrences(docs, lines, anchors, max_gap):
+    """Occurrences of `anchors <*>$`: those of the anchors whose last anchor ends 1 to max_gap
+    tokens before the end of its line; lines[d] is the set of line-start indices of doc d.
+    [(doc, [anchor starts], end)]."""
+    out = []
+    for d, starts in occurrences(docs, anchors, max_gap):
+        end = starts[-1] + len(anchors[-1])
+        stop = next((i for i in range(end, len(docs[d])) if i in lines[d]), len(docs[d]))
+        if 1 <= stop - end <= max_gap:
+            out.append((d, starts, stop))
+    return out

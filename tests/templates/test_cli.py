@@ -49,7 +49,7 @@ def test_clean_slots_annotate_keeps_records_and_marks_template_spans(pages, tmp_
     assert [r["id"] for r in after] == [r["id"] for r in originals]
     for orig, row in zip(originals, after):
         assert row["text"] == orig["text"] and row["site"] == orig["site"]
-        for s, e, pattern in row["junk_patterns"]:
+        for s, e, _pattern in row["junk_patterns"]:
             assert any(a <= int(s) and int(e) <= b for a, b in row["junk_spans"])
     marked = sum(e - s for r in after for s, e in r["junk_spans"])
     assert marked > sum(e - s for r in before for s, e in r["junk_spans"])

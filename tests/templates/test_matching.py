@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -92,3 +93,28 @@ def corpora(draw):
 def test_bind_matches_the_reference(case):
     docs, anchors, max_gap = case
     _check(docs, anchors, max_gap)
+
+
+@settings(max_examples=60, deadline=None)
+@given(corpora(), st.integers(0, 10**6))
+def test_line_end_slots_match_the_reference(case, seed):
+    docs, anchors_list, max_gap = case
+    rng = random.Random(seed)
+    lines = [{0} | {i for i in range(1, len(doc)) if rng.random() < 0.2} for doc in docs]
+    tokens, offsets, vocab = encode_words(docs)
+    index = {w: i for i, w in enumerate(vocab)}
+    masked = mask_tokens(tokens, slot_classes(vocab))
+    line_starts = np.array(sorted(int(offsets[d]) + i for d, doc in enumerate(docs)
+                                  for i in lines[d] if i < len(doc)), dtype=np.int64)
+    usable = [a for a in anchors_list if all(w in index or w in ("<num>", "<month>")
+                                             for piece in a for w in piece)]
+    patterns = [Pattern(_pattern(a, index, len(vocab), max_gap).pieces, max_gap, True)
+                for a in usable]
+    occ = bind(patterns, masked, offsets, MaskedVocab(vocab), line_starts)
+    for t, anchors in enumerate(usable):
+        expected = oracle.line_end_occurrences(docs, lines, anchors, max_gap)
+        rows = occ.of(t)
+        got = [(int(d), [int(x) - int(offsets[d]) for x in a[:len(anchors)]],
+                int(e) - int(offsets[d]))
+               for d, a, e in zip(occ.doc[rows], occ.anchor_starts[rows], occ.end[rows])]
+        assert got == expected

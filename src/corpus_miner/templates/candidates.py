@@ -9,6 +9,9 @@
    new anchor when it is in >= sigma documents, in >= min_confidence of the occurrences, and
    min_lift times more often than its corpus frequency predicts (1 - (1 - p)^max_gap); the new
    anchor then grows token by token while one next token follows in >= max_top_share of them.
+3. Line-end slots: a verified pattern whose last anchor ends 1 to max_gap tokens before the end
+   of its line in at least min_confidence of its occurrences (and >= sigma documents) also gets
+   the variant with a line-end slot ("updated on <month> <num> <num> by <*>$": the author).
 """
 
 from __future__ import annotations
@@ -73,6 +76,23 @@ def prune_trims(patterns: list[Pattern], n_occ: np.ndarray) -> np.ndarray:
             if i is not None and n_occ[i] <= n_occ[j]:
                 keep[i] = False
     return keep
+
+
+def line_end_slots(patterns: list[Pattern], occ: TemplateOccurrences, doc_offsets: np.ndarray,
+                   line_starts: np.ndarray, params: TemplateParams,
+                   allowed: np.ndarray) -> list[Pattern]:
+    """The line-end variants worth verifying (module docstring, 3)."""
+    from corpus_miner.templates.matching import line_end_after
+
+    stop = line_end_after(occ.end, doc_offsets[occ.doc + 1], line_starts)
+    fits = (stop > occ.end) & (stop - occ.end <= params.max_gap)
+    n = np.bincount(occ.template, minlength=len(patterns))
+    hits = np.bincount(occ.template[fits], minlength=len(patterns))
+    pairs = np.unique(occ.template[fits] * np.int64(len(doc_offsets)) + occ.doc[fits])
+    docs = np.bincount(pairs // len(doc_offsets), minlength=len(patterns))
+    good = allowed & (docs >= params.sigma) & (hits >= params.min_confidence * np.maximum(n, 1))
+    return [Pattern(patterns[t].pieces, params.max_gap, True) for t in np.flatnonzero(good)
+            if not patterns[t].line_end]
 
 
 def _first_in_row(window: np.ndarray) -> np.ndarray:

@@ -3,8 +3,10 @@
 How an occurrence binds (leftmost-shortest): it starts at a full occurrence of the first anchor
 (in the masked stream, where a typed slot matches any token of its class); each next anchor is
 bound at its first full occurrence that starts 1 to max_gap tokens after the end of the previous
-one, in the same document; when there is none, that start has no occurrence. Every start that
-binds all anchors is an occurrence (occurrences of one pattern may overlap, as phrase
+one, in the same document; when there is none, that start has no occurrence. A line-end slot
+binds the tokens from the last anchor's end to the end of its line (the next line start, or the
+document's end) when there are 1 to max_gap of them; otherwise that start has no occurrence.
+Every start that binds all anchors is an occurrence (occurrences of one pattern may overlap, as phrase
 occurrences do). df is the number of documents with an occurrence.
 
 Anchors are found all at once with the exact phrase matcher (coverage.PhraseTables over the
@@ -29,7 +31,8 @@ class TemplateOccurrences:
     """Occurrences of patterns, sorted by (template, start).
 
     template: int64 pattern index; doc: int64 document; start, end: int64 global token span
-    [start, end) from the first anchor's first token to the last anchor's last token;
+    [start, end) from the first anchor's first token to the last anchor's last token (or the
+    end of a line-end slot);
     anchor_starts: int64 (n, max anchors) global start of each anchor (-1 beyond the pattern's
     anchors)."""
 
@@ -66,9 +69,21 @@ def anchor_occurrences(patterns: Sequence[Pattern], masked: np.ndarray,
     return index, [start[bounds[i]:bounds[i + 1]] for i in range(len(anchors))]
 
 
+def line_end_after(end: np.ndarray, doc_end: np.ndarray,
+                   line_starts: np.ndarray | None) -> np.ndarray:
+    """Per span end (global token index), the end of the line holding its last token."""
+    if line_starts is None or len(line_starts) == 0:
+        return doc_end
+    i = np.searchsorted(line_starts, end, side="left")
+    nxt = line_starts[np.minimum(i, len(line_starts) - 1)]
+    return np.where(i < len(line_starts), np.minimum(nxt, doc_end), doc_end)
+
+
 def bind(patterns: Sequence[Pattern], masked: np.ndarray, doc_offsets: np.ndarray,
-         vocab) -> TemplateOccurrences:
-    """Every occurrence of every pattern (module docstring)."""
+         vocab, line_starts: np.ndarray | None = None) -> TemplateOccurrences:
+    """Every occurrence of every pattern (module docstring). line_starts: the corpus's line
+    starts (global, ascending), needed by patterns with a line-end slot (without them a
+    document is one line)."""
     index, starts = anchor_occurrences(patterns, masked, doc_offsets, vocab)
     width = max((len(p.pieces) for p in patterns), default=1)
     parts = []
@@ -90,6 +105,10 @@ def bind(patterns: Sequence[Pattern], masked: np.ndarray, doc_offsets: np.ndarra
             alive &= inside & (nxt <= end + pattern.max_gap) & (nxt + len(piece) <= doc_end)
             at[:, k] = np.where(alive, nxt, -1)
             end = np.where(alive, nxt + len(piece), end)
+        if pattern.line_end:
+            stop = line_end_after(end, doc_end, line_starts)
+            alive &= (stop > end) & (stop - end <= pattern.max_gap)
+            end = stop
         keep = np.flatnonzero(alive)
         parts.append((np.full(len(keep), t, dtype=np.int64), doc[keep], begin[keep], end[keep],
                       at[keep]))

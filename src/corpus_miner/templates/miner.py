@@ -133,6 +133,7 @@ class SlotTemplates(Estimator):
         timer.start("templates_seeds")
         patterns, stats = candidates.typed_seeds(masked, doc_offsets, vocab, params)
         timer.start("templates_verify")
+        line_starts = getattr(corpus, "line_starts", None)
         occ = bind(patterns, masked, doc_offsets, vocab)
         keep = candidates.prune_trims(patterns, select.support(occ, len(patterns))[1])
         patterns = [p for p, k in zip(patterns, keep) if k]
@@ -155,6 +156,16 @@ class SlotTemplates(Estimator):
             occ = _merge([occ, _offset(occ_new, len(patterns))], width)
             fresh = np.concatenate([np.zeros(len(patterns), bool), np.ones(len(new), bool)])
             patterns = patterns + new
+        if line_starts is not None:
+            df, _n = select.support(occ, len(patterns))
+            new = [p for p in candidates.line_end_slots(patterns, occ, doc_offsets, line_starts,
+                                                        params, df >= params.sigma)
+                   if p not in seen]
+            if new:
+                occ_new = bind(new, masked, doc_offsets, vocab, line_starts)
+                width = max(occ.anchor_starts.shape[1], occ_new.anchor_starts.shape[1])
+                occ = _merge([occ, _offset(occ_new, len(patterns))], width)
+                patterns = patterns + new
         timer.start("templates_select")
         self.templates_, self.occurrences_ = self._select(patterns, occ, corpus, masked, vocab,
                                                           params, phrases)
@@ -217,7 +228,8 @@ def _subset(occ: TemplateOccurrences, chosen: np.ndarray) -> TemplateOccurrences
 def apply_patterns(corpus, patterns: list[Pattern], root: list[int]) -> TemplateOccurrences:
     """Occurrences of listed patterns (a templates file) in `corpus`, sorted by template."""
     masked, vocab = masked_corpus(corpus)
-    occ = bind(patterns, masked, np.ascontiguousarray(corpus.doc_offsets, dtype=np.int64), vocab)
+    occ = bind(patterns, masked, np.ascontiguousarray(corpus.doc_offsets, dtype=np.int64), vocab,
+               getattr(corpus, "line_starts", None))
     order = np.lexsort((occ.start, occ.template))
     return TemplateOccurrences(*(getattr(occ, f)[order] for f in
                                  ("template", "doc", "start", "end", "anchor_starts")))

@@ -1,9 +1,11 @@
 """A template's pattern: anchors (runs of literal tokens and typed slots) with a free slot of 1 to
-`max_gap` tokens between consecutive anchors.
+`max_gap` tokens between consecutive anchors, and optionally a *line-end slot* after the last
+anchor: the 1 to `max_gap` tokens from there to the end of its line.
 
 Text form (the `pattern` field of templates.jsonl): the anchors' tokens joined by spaces, `<num>`
 and `<month>` for typed slots, ` <*> ` between anchors; for example
-`updated on <month> <num> <num> by <*> leave a comment`. `parse_pattern` reads it back with the
+`updated on <month> <num> <num> by <*> leave a comment`; a line-end slot is written `<*>$` at the
+end (`updated on <month> <num> <num> by <*>$`). `parse_pattern` reads it back with the
 corpus tokenizer, so a reviewed file can be applied to another corpus.
 """
 
@@ -16,15 +18,18 @@ from corpus_miner.errors import InputError
 from corpus_miner.templates.masking import CLASS_NAMES
 
 FREE_SLOT = "<*>"
+LINE_END_SLOT = "<*>$"
 
 
 @dataclass(frozen=True)
 class Pattern:
     """pieces: the anchors, each a tuple of masked-stream ids (corpus token ids, or
-    n_vocab + class for a typed slot); max_gap: the longest free slot between two anchors."""
+    n_vocab + class for a typed slot); max_gap: the longest free slot between two anchors (and
+    the longest line-end slot); line_end: a line-end slot follows the last anchor."""
 
     pieces: tuple[tuple[int, ...], ...]
     max_gap: int
+    line_end: bool = False
 
     def __post_init__(self) -> None:
         if not self.pieces or any(len(p) == 0 for p in self.pieces):
@@ -39,8 +44,9 @@ class Pattern:
 
     def text(self, vocab: Sequence[str]) -> str:
         """The text form, with `vocab` the masked vocabulary (MaskedVocab)."""
-        return f" {FREE_SLOT} ".join(" ".join(str(vocab[t]) for t in piece)
+        text = f" {FREE_SLOT} ".join(" ".join(str(vocab[t]) for t in piece)
                                      for piece in self.pieces)
+        return f"{text} {LINE_END_SLOT}" if self.line_end else text
 
 
 def parse_pattern(text: str, vocab_index: dict[str, int], n_vocab: int, max_gap: int,
@@ -48,6 +54,9 @@ def parse_pattern(text: str, vocab_index: dict[str, int], n_vocab: int, max_gap:
     """The Pattern of a text form in this corpus's ids; None when an anchor holds a token the
     corpus never has (it cannot occur). InputError when the text is no pattern."""
     pieces = []
+    line_end = text.rstrip().endswith(LINE_END_SLOT)
+    if line_end:
+        text = text.rstrip()[:-len(LINE_END_SLOT)]
     for part in text.split(FREE_SLOT):
         piece: list[int] = []
         for word in part.split():
@@ -62,4 +71,4 @@ def parse_pattern(text: str, vocab_index: dict[str, int], n_vocab: int, max_gap:
             raise InputError(f"pattern {text!r}: every {FREE_SLOT} must sit between two anchors "
                              "that hold at least one token each")
         pieces.append(tuple(piece))
-    return Pattern(tuple(pieces), max_gap)
+    return Pattern(tuple(pieces), max_gap, line_end)

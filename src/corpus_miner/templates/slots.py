@@ -2,8 +2,9 @@
 histogram, distinct fillers, the top fillers and a type.
 
 Slots of a pattern, left to right: each maximal run of typed tokens inside an anchor (its filler
-is the run's corpus tokens, a fixed length), and each free slot between two anchors (its filler
-is every token between them, 1 to max_gap tokens).
+is the run's corpus tokens, a fixed length), each free slot between two anchors (its filler
+is every token between them, 1 to max_gap tokens), and the line-end slot (the tokens after the
+last anchor to the end of its line).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ SLOT_TYPES = ("number", "year", "date", "name-like", "mixed")
 
 @dataclass(frozen=True)
 class SlotLayout:
-    """kind "typed" (offset, length inside anchor `anchor`) or "free" (after anchor `anchor`)."""
+    """kind "typed" (offset, length inside anchor `anchor`), "free" (after anchor `anchor`) or
+    "line_end" (after the last anchor, to the occurrence's end)."""
 
     kind: str
     anchor: int
@@ -47,6 +49,8 @@ def slot_layout(pattern: Pattern, n_vocab: int) -> list[SlotLayout]:
                 i = j
             else:
                 i += 1
+    if pattern.line_end:
+        out.append(SlotLayout("line_end", len(pattern.pieces) - 1))
     return out
 
 
@@ -58,6 +62,8 @@ def slot_spans(pattern: Pattern, layout: SlotLayout, occ: TemplateOccurrences,
         start = at[:, layout.anchor] + layout.offset
         return start, start + layout.length
     start = at[:, layout.anchor] + len(pattern.pieces[layout.anchor])
+    if layout.kind == "line_end":
+        return start, occ.end[rows]
     return start, at[:, layout.anchor + 1]
 
 
