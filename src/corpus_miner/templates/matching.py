@@ -6,8 +6,8 @@ bound at its first full occurrence that starts 1 to max_gap tokens after the end
 one, in the same document; when there is none, that start has no occurrence. A line-end slot
 binds the tokens from the last anchor's end to the end of its line (the next line start, or the
 document's end) when there are 1 to max_gap of them; otherwise that start has no occurrence.
-Every start that binds all anchors is an occurrence (occurrences of one pattern may overlap, as phrase
-occurrences do). df is the number of documents with an occurrence.
+Every start that binds all anchors is an occurrence (occurrences of one pattern may overlap,
+as phrase occurrences do). df is the number of documents with an occurrence.
 
 Anchors are found all at once with the exact phrase matcher (coverage.PhraseTables over the
 masked stream); binding is a binary search per anchor and occurrence (np.searchsorted), so the

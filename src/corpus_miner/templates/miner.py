@@ -96,7 +96,7 @@ class SlotTemplates(Estimator):
     def __init__(self, sigma: int = 20, typed_min_length: int = 3, max_gap: int = 5,
                  min_anchor_tokens: int = 2, max_top_share: float = 0.9,
                  min_lift: float = 10.0, min_confidence: float = 0.25, max_anchors: int = 3,
-                 max_templates: int = 10000,
+                 max_templates: int = 10000, min_line_share: float = 0.5,
                  progress: Callable[[str], None] | None = None) -> None:
         self.sigma = sigma
         self.typed_min_length = typed_min_length
@@ -107,13 +107,15 @@ class SlotTemplates(Estimator):
         self.min_confidence = min_confidence
         self.max_anchors = max_anchors
         self.max_templates = max_templates
+        self.min_line_share = min_line_share
         self.progress = progress
 
     @property
     def params(self) -> TemplateParams:
         return TemplateParams(self.sigma, self.typed_min_length, self.max_gap,
                               self.min_anchor_tokens, self.max_top_share, self.min_lift,
-                              self.min_confidence, self.max_anchors, self.max_templates)
+                              self.min_confidence, self.max_anchors, self.max_templates,
+                              self.min_line_share)
 
     def fit(self, corpus, phrases=None) -> SlotTemplates:
         """Mine the templates of `corpus` (a TokenCorpus). phrases: an optional Coverage of the
@@ -184,6 +186,10 @@ class SlotTemplates(Estimator):
         df, n_occ = select.support(occ, len(patterns))
         literal = np.array([p.literal_tokens(vocab.n_vocab) for p in patterns], dtype=np.int64)
         valid = (df >= params.sigma) & (literal >= params.min_anchor_tokens)
+        line_starts = getattr(corpus, "line_starts", None)
+        if line_starts is not None and params.min_line_share > 0:
+            valid &= select.line_share(occ, len(patterns), line_starts,
+                                       np.asarray(corpus.doc_offsets)) >= params.min_line_share
         valid[valid] = select.slots_vary([patterns[i] for i in np.flatnonzero(valid)],
                                          _subset(occ, np.flatnonzero(valid)),
                                          np.asarray(corpus.tokens), vocab.n_vocab,

@@ -24,7 +24,10 @@ class TemplateParams:
         many times more often than its corpus frequency predicts (>= 1).
     min_confidence: ... and in at least this share of the template's occurrences (0 to 1].
     max_anchors: most anchors per template (1 to 8).
-    max_templates: most templates reported (>= 1)."""
+    max_templates: most templates reported (>= 1).
+    min_line_share: with line boundaries, a template starts a line or ends one in at least this
+        share of its occurrences (0 to 1; 0: no line test). Boilerplate with slots is laid out
+        as lines of its own; the same words inside running text are language."""
 
     sigma: int = 20
     typed_min_length: int = 3
@@ -35,6 +38,7 @@ class TemplateParams:
     min_confidence: float = 0.25
     max_anchors: int = 3
     max_templates: int = 10000
+    min_line_share: float = 0.5
 
     def __post_init__(self) -> None:
         checks = (
@@ -55,6 +59,8 @@ class TemplateParams:
              "an integer from 1 to 8"),
             ("max_templates", _is_int(self.max_templates) and self.max_templates >= 1,
              "an integer >= 1"),
+            ("min_line_share", isinstance(self.min_line_share, numbers.Real)
+             and 0.0 <= self.min_line_share <= 1.0, "a share from 0 to 1"),
         )
         for name, ok, what in checks:
             if not ok:

@@ -1,8 +1,9 @@
 """Verified occurrences -> the templates reported: validity, canonical order, absorption.
 
 Valid: df >= sigma, at least min_anchor_tokens literal anchor tokens, every slot varies
-(slots.varies; checked here on 64-bit filler hashes, exact up to hash collisions, which can
-only make a slot look more varied than it is by merging two fillers... never less).
+(slots.varies; checked here on 64-bit filler hashes: a collision can only merge two fillers, so
+it may make a slot look constant, never a constant look varied), and with line boundaries, at
+least min_line_share of the occurrences start or end a line.
 Canonical order: tokens covered (the union of the occurrence spans) descending, then anchor
 tokens descending, then pattern text.
 Absorption: in that order, a pattern whose occurrences overlap (in at least max_top_share of
@@ -37,6 +38,23 @@ def span_hash(tokens: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndar
             mixed *= np.uint64(0xBF58476D1CE4E5B9)
             h = np.where(inside, (h ^ mixed) * np.uint64(0x94D049BB133111EB), h)
     return h
+
+
+def line_share(occ: TemplateOccurrences, n_patterns: int, line_starts: np.ndarray,
+               doc_offsets: np.ndarray) -> np.ndarray:
+    """Per pattern, the share of its occurrences that start a line or end one."""
+    from corpus_miner.templates.matching import line_end_after
+
+    if len(occ) == 0:
+        return np.zeros(n_patterns)
+    i = np.searchsorted(line_starts, occ.start)
+    starts = (i < len(line_starts)) & (line_starts[np.minimum(i, len(line_starts) - 1)]
+                                       == occ.start)
+    starts |= occ.start == doc_offsets[occ.doc]
+    ends = line_end_after(occ.end, doc_offsets[occ.doc + 1], line_starts) == occ.end
+    n = np.bincount(occ.template, minlength=n_patterns)
+    hits = np.bincount(occ.template[starts | ends], minlength=n_patterns)
+    return hits / np.maximum(n, 1)
 
 
 def support(occ: TemplateOccurrences, n_patterns: int) -> tuple[np.ndarray, np.ndarray]:
