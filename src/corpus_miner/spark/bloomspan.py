@@ -3,7 +3,12 @@
     miner = SparkBloomSpan(sigma=20, min_length=10).fit(df, text_col="text", id_col="id")
     miner.phrases_                          # DataFrame: phrase, length, df, occurrences
     miner.coverage(df)                      # per document: id, tokens, tokens_covered, junk_spans
+    miner.report(df)                        # the local engine's CoverageReport
     miner.clean(df, mode="remove")          # every input column, covered text removed
+
+`fit`, `coverage`, `report` and `clean` also take what the local BloomSpan takes (paths, Arrow
+data, texts: corpus_miner.sources), read on the executors or made a DataFrame of the active
+session.
 
 The answer equals the local engine's (corpus_miner.BloomSpan) byte for byte, for any
 partitioning and after task retries: every distributed step is a sum over whole documents (see
@@ -43,8 +48,8 @@ class SparkBloomSpan(Estimator):
     sigma, min_length: as in BloomSpan.
     window_cap: round 0 ships min_length + window_cap tokens of right context per occurrence; a
         longer phrase costs one more round per doubling of the window (log2(length / cap) rounds).
-        Windows are views into shared token pools, so a long cap costs little: 1024 mines the
-        113M-token web benchmark in one round where 64 took four, with the same CPU.
+        Windows are views into shared token pools, so a long cap costs little (figures: the
+        Spark benchmark page).
     buckets: reduce buckets of the keyed shuffles (None: 4 x the default parallelism).
     salt_threshold: groups with more occurrences are merged in two levels (salted by partition),
         so no single task receives them from every partition at once.
