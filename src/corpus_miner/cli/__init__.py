@@ -13,7 +13,11 @@ import os
 import sys
 from collections.abc import Iterator
 
+from corpus_miner.cli.common import print_read_problems
+from corpus_miner.cli.compile_notice import compile_notice
+from corpus_miner.cli.outputs import check_outputs
 from corpus_miner.cli.parser import build_parser  # noqa: F401 - the commands' parser
+from corpus_miner.cli.prewarm import prewarm_for
 from corpus_miner.errors import CorpusMinerError
 from corpus_miner.io.atomic import discard_stdout, os_reason, writing_stdout
 from corpus_miner.io.locations import is_remote
@@ -23,11 +27,6 @@ from corpus_miner.io.signals import Terminated, raising_signals
 def main(argv: list[str] | None = None) -> int:
     """Run one command; user errors are one line on stderr and exit code 2, a signal stops the
     command with the usual 128 + signal number after its outputs are cleaned up."""
-    from corpus_miner.cli.common import print_read_problems
-    from corpus_miner.cli.compile_notice import compile_notice
-    from corpus_miner.cli.outputs import check_outputs
-    from corpus_miner.cli.prewarm import prewarm_for
-
     if sys.stderr is None:  # started with stderr closed: print(file=None) would go to stdout,
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - into records written there
     argv = sys.argv[1:] if argv is None else argv

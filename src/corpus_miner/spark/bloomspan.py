@@ -258,7 +258,7 @@ class SparkBloomSpan(Estimator):
 
     def clean(self, X: DataFrame | DocumentsLike, mode: str = "remove",
               text_col: str | None = None, mask_text: str | None = None,
-              output: str | os.PathLike | None = None) -> DataFrame | dict:
+              output: str | os.PathLike | None = None) -> DataFrame | pa.Table | dict:
         """X with covered text removed ("remove"), replaced by mask_text ("mask") or annotated
         (junk_spans and junk_share columns added, "annotate"); every input column is kept.
 
@@ -277,12 +277,19 @@ class SparkBloomSpan(Estimator):
 
         Returns
         -------
-        pyspark.sql.DataFrame or dict
-            The cleaned rows; with `output`, the figures (documents, documents_written).
+        pyspark.sql.DataFrame, pyarrow.Table or dict
+            The cleaned rows (of input files: a Table of their records, every field kept, as
+            the `clean` command writes them); with `output`, the figures (documents,
+            documents_written).
         """
         self.check_is_fitted()
         text_col = text_col or self.text_col_
-        df, text_col, _ = _frame(X, text_col, None, "SparkBloomSpan.clean")
+        where = "SparkBloomSpan.clean"
+        if not isinstance(X, DataFrame):
+            source = documents(X, text_col=text_col, id_col=self.id_col_ or "id", where=where)
+            if source.kind == "paths":
+                return self._clean_inputs(source, mode, mask_text, output)
+        df, text_col, _ = _frame(X, text_col, None, where)
         cleaned = span_coverage.cleaned_frame(df, self.table_, self.min_length, text_col, mode,
                                               mask_text)
         if output is None:
@@ -292,6 +299,28 @@ class SparkBloomSpan(Estimator):
         table = cleaned.toArrow()
         written = write_records([table], output)
         return {"mode": mode, "documents": table.num_rows, "documents_written": int(written)}
+
+    def _clean_inputs(self, source, mode: str, mask_text: str | None, output) -> pa.Table | dict:
+        """Input files cleaned as `clean --engine spark` cleans them: covered runs found on the
+        executors, every record (all its fields) rewritten on the driver by the Cleaner."""
+        from corpus_miner.coverage.clean import DEFAULT_MASK
+        from corpus_miner.spark.apply import inputs_cleaner
+        from corpus_miner.spark.documents import documents_frame, one_line_errors
+
+        if mask_text is not None and mode != "mask":
+            raise ParameterError("mask_text only applies to mode='mask'")
+        with one_line_errors():
+            docs = documents_frame(_active_session("SparkBloomSpan.clean"), source.paths,
+                                   source.text_col, source.id_col)
+            cleaner, share = inputs_cleaner(docs, self.table_, self.min_length, mode=mode,
+                                            mask_text=mask_text or DEFAULT_MASK)
+        if output is None:
+            parts = list(cleaner.transform(source.batches(), source.text_col))
+            return pa.concat_tables(parts) if parts else pa.table({source.text_col: []})
+        stats = cleaner.write(source.paths, output, text_field=source.text_col,
+                              id_field=source.id_col)
+        stats["coverage"] = share
+        return stats
 
 
 def _active_session(where: str):
