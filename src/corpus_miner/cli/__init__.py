@@ -115,8 +115,8 @@ def _fail(message: str) -> int:
 def entry_point() -> None:
     code = main()
     # The process ends here. Left alone, the interpreter's exit collects every object still
-    # held (numba's type system, registries and compiled libraries, ~110,000 objects after a
-    # one-line clean) and finalises them one by one: 0.1 s of a 0.5 s command. The outputs are
-    # complete and closed, stdout is flushed: freezing them lets the process just end.
+    # held (numba's type system, registries and compiled libraries) and finalises them one by
+    # one, a visible share of a short command (figures: the first-run benchmark page). The
+    # outputs are complete and closed, stdout is flushed: freezing them lets the process end.
     gc.freeze()
     sys.exit(code)

@@ -45,23 +45,45 @@ class SparkBloomSpan(Estimator):
     """Maximal contiguous frequent phrases of a Spark DataFrame of documents, exactly as
     corpus_miner.BloomSpan finds them on one machine.
 
-    sigma, min_length: as in BloomSpan.
-    window_cap: round 0 ships min_length + window_cap tokens of right context per occurrence; a
-        longer phrase costs one more round per doubling of the window (log2(length / cap) rounds).
+    Parameters
+    ----------
+    sigma, min_length : int
+        As in BloomSpan.
+    window_cap : int
+        Round 0 ships min_length + window_cap tokens of right context per occurrence; a longer
+        phrase costs one more round per doubling of the window (log2(length / cap) rounds).
         Windows are views into shared token pools, so a long cap costs little (figures: the
         Spark benchmark page).
-    buckets: reduce buckets of the keyed shuffles (None: 4 x the default parallelism).
-    salt_threshold: groups with more occurrences are merged in two levels (salted by partition),
-        so no single task receives them from every partition at once.
-    filter_fp: false-positive rate of the broadcast Bloom filters (frequent bigrams, frequent and
-        live grams); any rate gives the same answer, lower rates ship less.
-    fingerprint_bits: bits of the 64-bit gram fingerprints kept (fewer force collisions, which
-        the algorithm resolves by the tokens; for tests).
-    Learned: phrases_ (DataFrame in canonical order), table_ (the PhraseTable on the driver),
-    stats_ (counts and seconds per stage).
+    buckets : int, optional
+        Reduce buckets of the keyed shuffles (None: 4 x the default parallelism).
+    salt_threshold : int
+        Groups with more occurrences are merged in two levels (salted by partition), so no
+        single task receives them from every partition at once.
+    filter_fp : float
+        False-positive rate of the broadcast Bloom filters (frequent bigrams, frequent and live
+        grams); any rate gives the same answer, lower rates ship less.
+    fingerprint_bits : int
+        Bits of the 64-bit gram fingerprints kept (fewer force collisions, which the algorithm
+        resolves by the tokens; for tests).
+
+    Attributes
+    ----------
+    phrases_ : pyspark.sql.DataFrame
+        phrase, length, df, occurrences, in canonical order.
+    table_ : PhraseTable
+        The same phrases on the driver.
+    stats_ : dict
+        Counts and seconds per stage.
+
+    Examples
+    --------
+    >>> from corpus_miner.spark import SparkBloomSpan, local_session      # doctest: +SKIP
+    >>> spark = local_session("local[2]")                                  # doctest: +SKIP
+    >>> miner = SparkBloomSpan(sigma=20, min_length=10).fit("crawl.jsonl.gz")  # doctest: +SKIP
+    >>> miner.report(spark.read.parquet("crawl/")).write_html("r.html")   # doctest: +SKIP
     """
 
-    _fit_hint = "fit(df)"
+    _fit_hint = "fit(X)"
 
     def __init__(self, sigma: int = 20, min_length: int = 10, window_cap: int = 1024,
                  buckets: int | None = None, salt_threshold: int = 50_000_000,
