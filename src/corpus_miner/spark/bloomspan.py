@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.estimator import Estimator
@@ -373,8 +374,12 @@ def _frame(X, text_col: str, id_col: str | None, where: str
     if source.kind == "paths":
         from corpus_miner.spark.documents import documents_frame, with_row_ids
 
-        docs = documents_frame(spark, source.paths, text_col, id_col or "id")
-        return with_row_ids(docs).select("id", "text"), "text", "id"
+        docs = with_row_ids(documents_frame(spark, source.paths, text_col, id_col or "id"))
+        if id_col is None or id_col == text_col:
+            return docs.select("text"), "text", None
+        # the fields' names, so that coverage rows are named as the local engine names them
+        return docs.select(F.col("id").alias(id_col), F.col("text").alias(text_col)), text_col, \
+            id_col
     table = source.held().table
     assert table is not None
     if id_col is not None and id_col not in table.column_names:
