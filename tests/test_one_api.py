@@ -14,7 +14,7 @@ import pytest
 from corpus_miner import BloomSpan
 from corpus_miner.cli import main
 from corpus_miner.corpus import load_corpus, tokenize
-from corpus_miner.errors import InputError, NotFittedError, ParameterError
+from corpus_miner.errors import InputError, NotFittedError, OutputError, ParameterError
 from corpus_miner.phrases.result import read_phrases
 from tests.coverage.test_clean import MIN_LENGTH, SIGMA, web_documents, write_jsonl
 
@@ -226,3 +226,11 @@ def test_phrases_mined_elsewhere_cover_new_documents_exactly(data, miner):
     assert [row["tokens_covered"] for row in rows] == expected
     report = miner.report(texts)
     assert report.coverage.doc_covered.tolist() == expected
+
+
+def test_clean_never_writes_over_its_input(data, miner, tmp_path):
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(data["path"].read_bytes())
+    with pytest.raises(OutputError):
+        miner.clean(copy, output=copy)
+    assert copy.read_bytes() == data["path"].read_bytes()

@@ -76,3 +76,12 @@ def test_documents_spark_cannot_read_are_refused(spark, data, from_path):
         SparkBloomSpan(SIGMA, MIN_LENGTH).fit(load_corpus(data["path"]))
     with pytest.raises(InputError, match="cannot read documents from int"):
         from_path.coverage(42)
+
+
+def test_clean_of_input_files_writes_the_local_bytes(data, from_path, tmp_path):
+    """Every field of every record, as the `clean` command writes them."""
+    found, expected = tmp_path / "spark.jsonl", tmp_path / "local.jsonl"
+    stats = from_path.clean(data["path"], mode="remove", output=found)
+    data["local"].clean(data["path"], mode="remove", output=expected)
+    assert found.read_bytes() == expected.read_bytes()
+    assert stats["documents_changed"] > 0

@@ -13,7 +13,11 @@ import os
 import sys
 from collections.abc import Iterator
 
+from corpus_miner.cli.common import print_read_problems
+from corpus_miner.cli.compile_notice import compile_notice
+from corpus_miner.cli.outputs import check_outputs
 from corpus_miner.cli.parser import build_parser  # noqa: F401 - the commands' parser
+from corpus_miner.cli.prewarm import prewarm_for
 from corpus_miner.errors import CorpusMinerError
 from corpus_miner.io.atomic import discard_stdout, os_reason, writing_stdout
 from corpus_miner.io.locations import is_remote
@@ -23,11 +27,6 @@ from corpus_miner.io.signals import Terminated, raising_signals
 def main(argv: list[str] | None = None) -> int:
     """Run one command; user errors are one line on stderr and exit code 2, a signal stops the
     command with the usual 128 + signal number after its outputs are cleaned up."""
-    from corpus_miner.cli.common import print_read_problems
-    from corpus_miner.cli.compile_notice import compile_notice
-    from corpus_miner.cli.outputs import check_outputs
-    from corpus_miner.cli.prewarm import prewarm_for
-
     if sys.stderr is None:  # started with stderr closed: print(file=None) would go to stdout,
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - into records written there
     argv = sys.argv[1:] if argv is None else argv
@@ -124,8 +123,8 @@ def entry_point() -> None:
     lean_process()
     code = main()
     # The process ends here. Left alone, the interpreter's exit collects every object still
-    # held (numba's type system, registries and compiled libraries, ~110,000 objects after a
-    # one-line clean) and finalises them one by one: 0.1 s of a 0.5 s command. The outputs are
-    # complete and closed, stdout is flushed: freezing them lets the process just end.
+    # held (numba's type system, registries and compiled libraries) and finalises them one by
+    # one, a visible share of a short command (figures: the first-run benchmark page). The
+    # outputs are complete and closed, stdout is flushed: freezing them lets the process end.
     gc.freeze()
     sys.exit(code)

@@ -12,13 +12,21 @@ import json
 import sys
 
 from corpus_miner.cli import engine
-from corpus_miner.cli.common import shard_plan
+from corpus_miner.cli.common import (
+    add_input_arguments,
+    add_mining_arguments,
+    add_record_output_argument,
+    corpus_from_args,
+    rereadable,
+    shard_plan,
+    text_argument,
+)
 from corpus_miner.cli.engine import add_engine_arguments, on_spark
+from corpus_miner.cli.outputs import Output
 from corpus_miner.errors import InputError, ParameterError
 
 
 def _add_common(parser: argparse.ArgumentParser, saved_corpus: bool = True) -> None:
-    from corpus_miner.cli.common import add_input_arguments, add_mining_arguments
     from corpus_miner.phrases.params import CLEAN_MIN_LINE_LENGTH
 
     parser.set_defaults(line_default=CLEAN_MIN_LINE_LENGTH)
@@ -36,8 +44,6 @@ def _add_common(parser: argparse.ArgumentParser, saved_corpus: bool = True) -> N
 
 
 def register(subparsers) -> None:
-    from corpus_miner.cli.common import add_record_output_argument, text_argument
-    from corpus_miner.cli.outputs import Output
     from corpus_miner.io.formats import OUTPUT_SUFFIXES
 
     report = subparsers.add_parser(
@@ -164,7 +170,6 @@ def _write_json(data: dict, path: str) -> None:
 
 
 def run_report(args) -> int:
-    from corpus_miner.cli.common import corpus_from_args, rereadable
     from corpus_miner.cli.templates import template_occurrences
     from corpus_miner.coverage.report import CoverageReport, parse_group_by
     from corpus_miner.io import read_documents
@@ -219,7 +224,6 @@ _DONE = {"remove": "removed", "mask": "masked", "annotate": "annotated"}
 
 
 def run_clean(args) -> int:
-    from corpus_miner.cli.common import corpus_from_args, rereadable
     from corpus_miner.cli.templates import template_occurrences
     from corpus_miner.coverage.clean import Cleaner, CleanParams
 

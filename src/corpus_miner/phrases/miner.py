@@ -1,13 +1,14 @@
 """`BloomSpan`: the estimator-style entry point of phrase mining (scikit-learn habits).
 
-    >>> miner = BloomSpan(sigma=20, min_length=10).fit(corpus)      # doctest: +SKIP
-    >>> miner.phrases_.text(0), miner.stats_["seconds_total"]  # doctest: +SKIP
+    >>> miner = BloomSpan(sigma=20, min_length=10).fit("crawl.jsonl.gz")    # doctest: +SKIP
+    >>> miner.phrases_.text(0), miner.stats_["seconds_total"]              # doctest: +SKIP
 
-`__init__` only stores the parameters; `fit` validates them (PhraseParams), mines and stores the
-learned `phrases_` (a PhraseTable in canonical order) and `stats_`. Both algorithms give the same
-answer; "fhk" (exact suffix array) is the better choice on data with dense nested repeats of a few
-words, "bloomspan" on natural text and web corpora; "auto" (the default) picks one of them from
-the data (phrases/auto.py) and says which in stats_["auto_choice"].
+`__init__` only stores the parameters; `fit` validates them (PhraseParams), reads the documents
+(corpus_miner.sources), mines and stores the learned `phrases_` (a PhraseTable in canonical order)
+and `stats_`; `coverage`, `report` and `clean` apply the phrases (coverage.apply). Both
+algorithms give the same answer; "fhk" (exact suffix array) is the better choice on data with
+dense nested repeats of a few words, "bloomspan" on natural text and web corpora; "auto" (the
+default) picks one of them from the data (phrases/auto.py) and says which in stats_["auto_choice"].
 """
 
 from __future__ import annotations
@@ -36,13 +37,43 @@ class BloomSpan(Estimator):
     min_line_length to min_length - 1 tokens that is a whole line in >= sigma documents
     (phrases/lines.py; the corpus needs its line starts), flagged whole_line in phrases_.
 
-    Parameters: see PhraseParams (sigma, min_length, algorithm, filter_bytes, num_hashes,
-    min_line_length); progress: optional callable(stage_name) called as each mining stage
-    starts.
-    Learned: phrases_ (PhraseTable, canonical order), stats_ (dict: counts, seconds, peak RSS).
+    Parameters
+    ----------
+    sigma : int
+        A phrase is frequent when it occurs in at least `sigma` documents (>= 2).
+    min_length : int
+        Shortest phrase reported, in tokens (>= 1).
+    algorithm : {"auto", "bloomspan", "fhk"}
+        The miner; every choice gives the same phrases (see the module docstring).
+    filter_bytes : int, optional
+        Size of bloomspan's counting filter (default: sized from the corpus); speed and memory
+        only.
+    num_hashes : int
+        Hash functions of that filter.
+    min_line_length : int, optional
+        Also mine whole-line phrases of min_line_length to min_length - 1 tokens (None: none).
+    progress : callable, optional
+        Called with each mining stage's name as it starts.
+
+    Attributes
+    ----------
+    phrases_ : PhraseTable
+        The phrases in canonical order (length x df descending).
+    stats_ : dict
+        Counts, seconds per stage and peak RSS (what `--stats` writes).
+
+    Examples
+    --------
+    >>> from corpus_miner import BloomSpan
+    >>> texts = ["Accept all cookies to continue. " + body for body in ("A.", "B.", "C.")]
+    >>> miner = BloomSpan(sigma=3, min_length=4).fit(texts)
+    >>> miner.phrases_.text(0)
+    'accept all cookies to continue'
+    >>> miner.coverage(texts).column("tokens_covered").to_pylist()
+    [5, 5, 5]
     """
 
-    _fit_hint = "fit(corpus)"
+    _fit_hint = "fit(X)"
 
     def __init__(self, sigma: int = 20, min_length: int = 10, algorithm: str = "auto",
                  filter_bytes: int | None = None, num_hashes: int = DEFAULT_NUM_HASHES,

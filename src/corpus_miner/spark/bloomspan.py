@@ -3,7 +3,12 @@
     miner = SparkBloomSpan(sigma=20, min_length=10).fit(df, text_col="text", id_col="id")
     miner.phrases_                          # DataFrame: phrase, length, df, occurrences
     miner.coverage(df)                      # per document: id, tokens, tokens_covered, junk_spans
+    miner.report(df)                        # the local engine's CoverageReport
     miner.clean(df, mode="remove")          # every input column, covered text removed
+
+`fit`, `coverage`, `report` and `clean` also take what the local BloomSpan takes (paths, Arrow
+data, texts: corpus_miner.sources), read on the executors or made a DataFrame of the active
+session.
 
 The answer equals the local engine's (corpus_miner.BloomSpan) byte for byte, for any
 partitioning and after task retries: every distributed step is a sum over whole documents (see
@@ -19,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.estimator import Estimator
@@ -40,23 +46,45 @@ class SparkBloomSpan(Estimator):
     """Maximal contiguous frequent phrases of a Spark DataFrame of documents, exactly as
     corpus_miner.BloomSpan finds them on one machine.
 
-    sigma, min_length: as in BloomSpan.
-    window_cap: round 0 ships min_length + window_cap tokens of right context per occurrence; a
-        longer phrase costs one more round per doubling of the window (log2(length / cap) rounds).
-        Windows are views into shared token pools, so a long cap costs little: 1024 mines the
-        113M-token web benchmark in one round where 64 took four, with the same CPU.
-    buckets: reduce buckets of the keyed shuffles (None: 4 x the default parallelism).
-    salt_threshold: groups with more occurrences are merged in two levels (salted by partition),
-        so no single task receives them from every partition at once.
-    filter_fp: false-positive rate of the broadcast Bloom filters (frequent bigrams, frequent and
-        live grams); any rate gives the same answer, lower rates ship less.
-    fingerprint_bits: bits of the 64-bit gram fingerprints kept (fewer force collisions, which
-        the algorithm resolves by the tokens; for tests).
-    Learned: phrases_ (DataFrame in canonical order), table_ (the PhraseTable on the driver),
-    stats_ (counts and seconds per stage).
+    Parameters
+    ----------
+    sigma, min_length : int
+        As in BloomSpan.
+    window_cap : int
+        Round 0 ships min_length + window_cap tokens of right context per occurrence; a longer
+        phrase costs one more round per doubling of the window (log2(length / cap) rounds).
+        Windows are views into shared token pools, so a long cap costs little (figures: the
+        Spark benchmark page).
+    buckets : int, optional
+        Reduce buckets of the keyed shuffles (None: 4 x the default parallelism).
+    salt_threshold : int
+        Groups with more occurrences are merged in two levels (salted by partition), so no
+        single task receives them from every partition at once.
+    filter_fp : float
+        False-positive rate of the broadcast Bloom filters (frequent bigrams, frequent and live
+        grams); any rate gives the same answer, lower rates ship less.
+    fingerprint_bits : int
+        Bits of the 64-bit gram fingerprints kept (fewer force collisions, which the algorithm
+        resolves by the tokens; for tests).
+
+    Attributes
+    ----------
+    phrases_ : pyspark.sql.DataFrame
+        phrase, length, df, occurrences, in canonical order.
+    table_ : PhraseTable
+        The same phrases on the driver.
+    stats_ : dict
+        Counts and seconds per stage.
+
+    Examples
+    --------
+    >>> from corpus_miner.spark import SparkBloomSpan, local_session      # doctest: +SKIP
+    >>> spark = local_session("local[2]")                                  # doctest: +SKIP
+    >>> miner = SparkBloomSpan(sigma=20, min_length=10).fit("crawl.jsonl.gz")  # doctest: +SKIP
+    >>> miner.report(spark.read.parquet("crawl/")).write_html("r.html")   # doctest: +SKIP
     """
 
-    _fit_hint = "fit(df)"
+    _fit_hint = "fit(X)"
 
     def __init__(self, sigma: int = 20, min_length: int = 10, window_cap: int = 1024,
                  buckets: int | None = None, salt_threshold: int = 50_000_000,
@@ -253,7 +281,7 @@ class SparkBloomSpan(Estimator):
 
     def clean(self, X: DataFrame | DocumentsLike, mode: str = "remove",
               text_col: str | None = None, mask_text: str | None = None,
-              output: str | os.PathLike | None = None) -> DataFrame | dict:
+              output: str | os.PathLike | None = None) -> DataFrame | pa.Table | dict:
         """X with covered text removed ("remove"), replaced by mask_text ("mask") or annotated
         (junk_spans and junk_share columns added, "annotate"); every input column is kept.
 
@@ -272,12 +300,19 @@ class SparkBloomSpan(Estimator):
 
         Returns
         -------
-        pyspark.sql.DataFrame or dict
-            The cleaned rows; with `output`, the figures (documents, documents_written).
+        pyspark.sql.DataFrame, pyarrow.Table or dict
+            The cleaned rows (of input files: a Table of their records, every field kept, as
+            the `clean` command writes them); with `output`, the figures (documents,
+            documents_written).
         """
         self.check_is_fitted()
         text_col = text_col or self.text_col_
-        df, text_col, _ = _frame(X, text_col, None, "SparkBloomSpan.clean")
+        where = "SparkBloomSpan.clean"
+        if not isinstance(X, DataFrame):
+            source = documents(X, text_col=text_col, id_col=self.id_col_ or "id", where=where)
+            if source.kind == "paths":
+                return self._clean_inputs(source, mode, mask_text, output)
+        df, text_col, _ = _frame(X, text_col, None, where)
         cleaned = span_coverage.cleaned_frame(df, self.table_, self.min_length, text_col, mode,
                                               mask_text)
         if output is None:
@@ -287,6 +322,28 @@ class SparkBloomSpan(Estimator):
         table = cleaned.toArrow()
         written = write_records([table], output)
         return {"mode": mode, "documents": table.num_rows, "documents_written": int(written)}
+
+    def _clean_inputs(self, source, mode: str, mask_text: str | None, output) -> pa.Table | dict:
+        """Input files cleaned as `clean --engine spark` cleans them: covered runs found on the
+        executors, every record (all its fields) rewritten on the driver by the Cleaner."""
+        from corpus_miner.coverage.clean import DEFAULT_MASK
+        from corpus_miner.spark.apply import inputs_cleaner
+        from corpus_miner.spark.documents import documents_frame, one_line_errors
+
+        if mask_text is not None and mode != "mask":
+            raise ParameterError("mask_text only applies to mode='mask'")
+        with one_line_errors():
+            docs = documents_frame(_active_session("SparkBloomSpan.clean"), source.paths,
+                                   source.text_col, source.id_col)
+            cleaner, share = inputs_cleaner(docs, self.table_, self.min_length, mode=mode,
+                                            mask_text=mask_text or DEFAULT_MASK)
+        if output is None:
+            parts = list(cleaner.transform(source.batches(), source.text_col))
+            return pa.concat_tables(parts) if parts else pa.table({source.text_col: []})
+        stats = cleaner.write(source.paths, output, text_field=source.text_col,
+                              id_field=source.id_col)
+        stats["coverage"] = share
+        return stats
 
 
 def _active_session(where: str):
@@ -317,8 +374,12 @@ def _frame(X, text_col: str, id_col: str | None, where: str
     if source.kind == "paths":
         from corpus_miner.spark.documents import documents_frame, with_row_ids
 
-        docs = documents_frame(spark, source.paths, text_col, id_col or "id")
-        return with_row_ids(docs).select("id", "text"), "text", "id"
+        docs = with_row_ids(documents_frame(spark, source.paths, text_col, id_col or "id"))
+        if id_col is None or id_col == text_col:
+            return docs.select("text"), "text", None
+        # the fields' names, so that coverage rows are named as the local engine names them
+        return docs.select(F.col("id").alias(id_col), F.col("text").alias(text_col)), text_col, \
+            id_col
     table = source.held().table
     assert table is not None
     if id_col is not None and id_col not in table.column_names:
