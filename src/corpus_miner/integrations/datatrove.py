@@ -168,7 +168,9 @@ class LSHBloomFilter(BaseFilter):
             workdir = tempfile.mkdtemp(prefix="corpus-miner-index-")
             try:
                 for name in self.index.list_files():
-                    self.index.get_file(name, os.path.join(workdir, name))
+                    target = os.path.join(workdir, *name.split("/"))
+                    os.makedirs(os.path.dirname(target), exist_ok=True)
+                    self.index.get_file(name, target)
                 model = LSHBloom.load(workdir)
             finally:
                 shutil.rmtree(workdir, ignore_errors=True)
@@ -188,11 +190,14 @@ class LSHBloomFilter(BaseFilter):
             return
         workdir = tempfile.mkdtemp(prefix="corpus-miner-index-")
         try:
-            self.model.save(os.path.join(workdir, "index"))
-            names = sorted(os.listdir(os.path.join(workdir, "index")))
-            # metadata.json last: a reader that finds it finds the arrays it names
-            for name in sorted(names, key=lambda n: n == _INDEX_METADATA):
-                self.index.put_file(os.path.join(workdir, "index", name), name)
+            root = os.path.join(workdir, "index")
+            self.model.save(root)
+            names = [os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")
+                     for folder, _, files in os.walk(root) for name in files
+                     if not name.startswith(".")]  # the writer's lock stays behind
+            # the top metadata.json last: a reader that finds it finds what it names
+            for name in sorted(names, key=lambda n: (n == _INDEX_METADATA, n)):
+                self.index.put_file(os.path.join(root, *name.split("/")), name)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 

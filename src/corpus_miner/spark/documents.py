@@ -265,3 +265,39 @@ def texts_of(docs: DataFrame, wanted: list[tuple[int, int]]) -> dict[tuple[int, 
 
 def _shared_table(docs: DataFrame, table: PhraseTable, min_length: int):
     return shared_value(docs.sparkSession, shipped_table(table, min_length))
+
+
+def texts_digest(docs: DataFrame, unit_offsets: np.ndarray) -> tuple[int, int]:
+    """(documents, value) of io.digest.OrderedDigest over the texts the executors read, each
+    at its global index (unit_offsets[unit] + row): what the driver's second read of the
+    inputs must give again."""
+    offsets = [int(x) for x in unit_offsets]
+
+    def digest(batches) -> Iterator:
+        from corpus_miner.io.digest import OrderedDigest
+
+        found = OrderedDigest()
+        for batch in batches:
+            units = batch.column(0).to_numpy(zero_copy_only=False)
+            rows = batch.column(1).to_numpy(zero_copy_only=False)
+            texts = batch.column(2)
+            start = 0  # runs of consecutive rows of one unit: one kernel call each
+            breaks = np.flatnonzero((np.diff(units) != 0) | (np.diff(rows) != 1)) + 1
+            for stop in [*breaks.tolist(), len(units)]:
+                if stop > start:
+                    found.update(texts.slice(start, stop - start),
+                                 offsets[int(units[start])] + int(rows[start]))
+                start = stop
+        value = found.value - (1 << 64) if found.value >= 1 << 63 else found.value
+        yield pa.RecordBatch.from_arrays([pa.array([value], pa.int64()),
+                                          pa.array([found.documents], pa.int64())],
+                                         names=["value", "documents"])
+
+    parts = docs.select("unit", "row", "text").mapInArrow(
+        digest, "value long, documents long").collect()
+    from corpus_miner.io.digest import OrderedDigest
+
+    total = OrderedDigest()
+    for part in parts:
+        total.combine(part["value"] & ((1 << 64) - 1), part["documents"])
+    return total.state()
