@@ -155,3 +155,17 @@ def test_a_missing_datatrove_names_the_extra():
     """)
     assert "MissingExtraError" in out and 'pip install "corpus-miner[datatrove]"' in out
     assert issubclass(MissingExtraError, ImportError)
+
+
+def test_an_index_in_an_s3_data_folder_is_extended_run_after_run(near_duplicates, tmp_path, s3):
+    root, first, second = near_duplicates
+    expected = cli_dedup(tmp_path, [first, second], "--threshold", "0.7", "--expected-items",
+                         "100")
+    index = (f"s3://{s3.bucket}/dedup-index", {"client_kwargs": {"endpoint_url": s3.endpoint}})
+    kept = []
+    for i, folder in enumerate(("in1", "in2")):
+        kept += run_pipeline(tmp_path, f"s3-{i}", root / folder, LSHBloomFilter(
+            index=index, threshold=0.7, expected_items=100, batch_size=8))
+    assert [r["id"] for r in kept] == [r["id"] for r in expected]
+    keys = s3.keys(s3.bucket, "dedup-index/")
+    assert "dedup-index/metadata.json" in keys and not any(k.endswith(".lock") for k in keys)
