@@ -27,7 +27,7 @@ import os
 import shutil
 import tempfile
 
-from corpus_miner.integrations._require import require
+from corpus_miner._extras import require
 
 require("datatrove", "datatrove", "corpus_miner.integrations.datatrove")
 
