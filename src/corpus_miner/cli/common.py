@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import stat
 import sys
 from typing import TYPE_CHECKING, Any
+
+from corpus_miner.io.locations import rereadable  # noqa: F401 - the commands' helper
 
 if TYPE_CHECKING:  # imported where used: parsing a command line needs neither numba nor pyarrow
     from corpus_miner.corpus import TokenCorpus
@@ -137,25 +138,6 @@ def corpus_from_args(args: argparse.Namespace, progress: bool = True) -> TokenCo
                          skip_bad=args.skip_bad, progress=progress)
     note_read_stats(args, corpus.read_stats)
     return corpus
-
-
-def rereadable(inputs) -> bool:
-    """Whether every input can be read a second time: files and folders, not stdin ('-') or a
-    pipe such as `<(zcat ...)`, which give their bytes once."""
-    from corpus_miner.io.locations import is_remote
-
-    for item in inputs:
-        if str(item) == "-":
-            return False
-        if is_remote(item):
-            continue  # objects can be read again (and are checked to be the same)
-        try:
-            mode = os.stat(item).st_mode
-        except OSError:
-            continue  # missing: the reader names it
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-            return False
-    return True
 
 
 def note_read_stats(args: argparse.Namespace, stats: ReadStats | None) -> None:

@@ -6,9 +6,11 @@ Rows go to OUT by extension (.jsonl / .jsonl.gz / .tsv / .parquet, written atomi
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
+from corpus_miner.cli import engine
 from corpus_miner.cli.common import (
     add_input_arguments,
     add_mining_arguments,
@@ -66,9 +68,7 @@ def run(args) -> int:
     from corpus_miner.phrases.params import PhraseParams
 
     if on_spark(args):
-        from corpus_miner.cli.engine import run_phrases
-
-        return run_phrases(args)
+        return _run_on_spark(args)
     if args.engine == "ray":
         from corpus_miner.cli.ray_engine import run_phrases as run_on_ray
 
@@ -99,3 +99,17 @@ def write_outputs(args, table, stats: dict) -> None:
         with atomic_path(args.stats) as tmp:
             tmp.write_text(json.dumps(stats, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     _print_summary(stats, args.output, args.stats)
+
+
+def _run_on_spark(args: argparse.Namespace) -> int:
+    from corpus_miner.phrases.params import PhraseParams
+    from corpus_miner.spark.documents import one_line_errors
+
+    engine.refuse_options(args, "--filter-bytes")
+    engine.refuse_whole_lines(args, note=False)
+    PhraseParams(sigma=args.sigma, min_length=args.min_length)
+    spark = engine.spark_session(args)
+    with one_line_errors():
+        miner = engine.spark_mined(args, engine.spark_documents(spark, args))
+    write_outputs(args, miner.table_, miner.stats_)
+    return 0

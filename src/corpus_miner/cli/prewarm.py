@@ -203,7 +203,7 @@ def main(argv: list[str]) -> int:
     _end_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C in the terminal: end quietly
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    from corpus_miner.cli import build_parser
+    from corpus_miner.cli.parser import build_parser
 
     args = build_parser(argv).parse_args(argv)
     plan = _PLANS.get(args.command)

@@ -33,6 +33,9 @@ def run_phrases(args: argparse.Namespace) -> int:
     if args.filter_bytes is not None:
         raise ParameterError("--filter-bytes is not available with --engine ray; run it with "
                              "the local engine")
+    from corpus_miner.cli.engine import refuse_whole_lines
+
+    refuse_whole_lines(args, note=False)
     PhraseParams(sigma=args.sigma, min_length=args.min_length)
     _connect(args)
     from corpus_miner.ray import RayBloomSpan

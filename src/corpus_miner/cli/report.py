@@ -11,6 +11,9 @@ import argparse
 import json
 import sys
 
+from corpus_miner.cli import engine
+from corpus_miner.cli.common import shard_plan
+from corpus_miner.cli.engine import add_engine_arguments, on_spark
 from corpus_miner.errors import InputError, ParameterError
 
 
@@ -31,7 +34,6 @@ def _add_common(parser: argparse.ArgumentParser, saved_corpus: bool = True) -> N
 
 def register(subparsers) -> None:
     from corpus_miner.cli.common import add_record_output_argument, text_argument
-    from corpus_miner.cli.engine import add_engine_arguments
     from corpus_miner.cli.outputs import Output
     from corpus_miner.io.formats import OUTPUT_SUFFIXES
 
@@ -149,14 +151,11 @@ def _write_json(data: dict, path: str) -> None:
 
 def run_report(args) -> int:
     from corpus_miner.cli.common import corpus_from_args, rereadable
-    from corpus_miner.cli.engine import on_spark
     from corpus_miner.coverage.report import CoverageReport, parse_group_by
     from corpus_miner.io import read_documents
 
     if on_spark(args):
-        from corpus_miner.cli.engine import run_report as run_on_spark
-
-        return run_on_spark(args)
+        return _report_on_spark(args)
     _check_parameters(args)
     parse_group_by(args.group_by)
     again = _original_inputs(args) and rereadable(args.inputs)
@@ -199,14 +198,11 @@ _DONE = {"remove": "removed", "mask": "masked", "annotate": "annotated"}
 
 
 def run_clean(args) -> int:
-    from corpus_miner.cli.common import corpus_from_args, rereadable, shard_plan
-    from corpus_miner.cli.engine import on_spark
+    from corpus_miner.cli.common import corpus_from_args, rereadable
     from corpus_miner.coverage.clean import Cleaner, CleanParams
 
     if on_spark(args):
-        from corpus_miner.cli.engine import run_clean as run_on_spark
-
-        return run_on_spark(args)
+        return _clean_on_spark(args)
     _check_parameters(args)
     allow = tuple(read_phrase_texts(args.allow)) if args.allow else ()
     params = CleanParams(args.mode, args.keep_first, allow, args.drop_above, args.mask_text)
@@ -241,3 +237,47 @@ def finish_clean(args, stats: dict, coverage_share: float) -> None:
           + (f", {stats['tokens_protected']:,} protected" if stats["tokens_protected"] else "")
           + (f"; {stats['documents_not_text']:,} texts that are not strings left as they were"
              if stats["documents_not_text"] else ""), file=sys.stderr)
+
+
+def _report_on_spark(args: argparse.Namespace) -> int:
+    from corpus_miner.coverage.report import parse_group_by
+    from corpus_miner.phrases.params import PhraseParams
+    from corpus_miner.spark import documents
+    from corpus_miner.spark.apply import documents_report
+
+    engine.refuse_options(args, "--phrases")
+    engine.refuse_whole_lines(args)
+    PhraseParams(sigma=args.sigma, min_length=args.min_length)
+    group_by = parse_group_by(args.group_by)
+    spark = engine.spark_session(args)
+    with documents.one_line_errors():
+        docs = engine.spark_documents(spark, args, group_by)
+        miner = engine.spark_mined(args, docs)
+        report = documents_report(docs, miner.table_, args.sigma, args.min_length, top=args.top,
+                                  examples=args.examples, template_share=args.template_share,
+                                  group_by=args.group_by, title=args.title, inputs=args.inputs)
+    write_report_outputs(args, report)
+    return 0
+
+
+def _clean_on_spark(args: argparse.Namespace) -> int:
+    from corpus_miner.coverage.clean import CleanParams
+    from corpus_miner.phrases.params import PhraseParams
+    from corpus_miner.spark import documents
+    from corpus_miner.spark.apply import inputs_cleaner
+
+    engine.refuse_options(args, "--phrases", "--allow", "--keep-first")
+    engine.refuse_whole_lines(args)
+    PhraseParams(sigma=args.sigma, min_length=args.min_length)
+    CleanParams(args.mode, False, (), args.drop_above, args.mask_text).validate()
+    spark = engine.spark_session(args)
+    with documents.one_line_errors():
+        docs = engine.spark_documents(spark, args)
+        miner = engine.spark_mined(args, docs)
+        cleaner, share = inputs_cleaner(docs, miner.table_, args.min_length, mode=args.mode,
+                                        mask_text=args.mask_text, drop_above=args.drop_above)
+    stats = cleaner.write(args.inputs, args.output, text_field=args.text_field,
+                          id_field=args.id_field, skip_bad=args.skip_bad,
+                          shards=shard_plan(args))
+    finish_clean(args, stats, share)
+    return 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass
 
@@ -23,7 +23,13 @@ from corpus_miner.io.artefact import is_saved_corpus
 from corpus_miner.io.digest import OrderedDigest
 from corpus_miner.io.locations import is_remote
 from corpus_miner.io.progress import byte_progress, input_bytes
-from corpus_miner.io.readers import DEFAULT_BATCH_BYTES, STDIN, ReadStats, read_documents
+from corpus_miner.io.readers import (
+    DEFAULT_BATCH_BYTES,
+    STDIN,
+    DocumentBatch,
+    ReadStats,
+    read_documents,
+)
 from corpus_miner.io.strings import StringList
 
 _READ_AHEAD = 4  # batches; reading overlaps tokenizing
@@ -43,6 +49,18 @@ def load_corpus(inputs, *, text_field: str = "text", id_field: str = "id", skip_
     if _is_one_saved_corpus(inputs):
         return TokenCorpus.load(inputs[0])
     stats = ReadStats()
+    batches = read_documents(inputs, stats=stats, prefetch=_READ_AHEAD, text_field=text_field,
+                             id_field=id_field, skip_bad=skip_bad, batch_size=batch_size)
+    return tokenize_batches(batches, stats, progress=progress, inputs=inputs, threads=threads)
+
+
+def tokenize_batches(batches: Iterable[DocumentBatch], stats: ReadStats | None = None, *,
+                     progress: bool = False, inputs=(), threads: int | None = None
+                     ) -> TokenCorpus:
+    """The TokenCorpus of a stream of DocumentBatches (what load_corpus builds from its
+    readers). stats: the ReadStats the batches' reader counts into, kept as read_stats;
+    inputs: the files the progress bar measures."""
+    stats = stats if stats is not None else ReadStats()
     tokenizer = ParallelTokenizer(threads)
     tokens = np.zeros(1 << 16, dtype=np.uint32)
     doc_offsets = np.zeros(1 << 10, dtype=np.int64)
@@ -51,8 +69,7 @@ def load_corpus(inputs, *, text_field: str = "text", id_field: str = "id", skip_
     digest = OrderedDigest()
     line_parts: list[np.ndarray] = []
     paragraph_parts: list[np.ndarray] = []
-    for block in _tokenized(inputs, tokenizer, stats, progress, text_field=text_field,
-                            id_field=id_field, skip_bad=skip_bad, batch_size=batch_size):
+    for block in _tokenized_batches(batches, tokenizer, stats, progress, inputs):
         for batch in block.batches:
             digest.update(batch.texts, digest.documents)
         n, d = len(block.tokens), len(block.doc_offsets) - 1
@@ -151,6 +168,11 @@ def _is_one_saved_corpus(inputs: list) -> bool:
 def _tokenized(inputs: list, tokenizer: ParallelTokenizer, stats: ReadStats, progress: bool,
                **read_options) -> Iterator[TokenizedBlock]:
     batches = read_documents(inputs, stats=stats, prefetch=_READ_AHEAD, **read_options)
+    return _tokenized_batches(batches, tokenizer, stats, progress, inputs)
+
+
+def _tokenized_batches(batches: Iterable[DocumentBatch], tokenizer: ParallelTokenizer,
+                       stats: ReadStats, progress: bool, inputs) -> Iterator[TokenizedBlock]:
     bar = byte_progress() if progress and sys.stderr.isatty() else None
     with bar or nullcontext():
         task = bar.add_task("tokenizing", total=input_bytes(inputs)) if bar else None

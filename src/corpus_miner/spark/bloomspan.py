@@ -12,7 +12,9 @@ phrases/distributed). Document ids are not needed to mine; they label coverage r
 
 from __future__ import annotations
 
+import os
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -23,9 +25,13 @@ from corpus_miner.estimator import Estimator
 from corpus_miner.phrases.distributed.stages import Plan
 from corpus_miner.phrases.params import PhraseParams
 from corpus_miner.phrases.result import COLUMNS, PhraseTable
+from corpus_miner.sources import DocumentsLike, documents
 from corpus_miner.spark import span_coverage
 from corpus_miner.spark.frames import check_columns
 from corpus_miner.spark.span_passes import Passes
+
+if TYPE_CHECKING:
+    from corpus_miner.coverage.report import CoverageReport
 
 DEFAULT_FILTER_FP = 0.01
 
@@ -83,10 +89,34 @@ class SparkBloomSpan(Estimator):
         return Plan(params.sigma, params.min_length, int(self.window_cap), int(buckets),
                     int(self.salt_threshold), int(self.fingerprint_bits))
 
-    def fit(self, df: DataFrame, text_col: str = "text", id_col: str | None = "id"
-            ) -> SparkBloomSpan:
-        """Mine the documents of `df` (one per row; a null text is an empty document)."""
-        _check_frame(df, text_col, id_col, "SparkBloomSpan.fit")
+    def fit(self, X: DataFrame | DocumentsLike, text_col: str = "text",
+            id_col: str | None = "id") -> SparkBloomSpan:
+        """Mine the documents of `X`.
+
+        Parameters
+        ----------
+        X : Spark DataFrame or documents
+            A DataFrame (one document per row; a null text is an empty document), or any kind
+            the local BloomSpan.fit accepts but a TokenCorpus: paths are read on the executors
+            by corpus-miner's readers, Arrow data and texts are made a DataFrame of the active
+            Spark session.
+        text_col, id_col : str
+            The column (field) of the text and of the id (None: no id).
+
+        Returns
+        -------
+        SparkBloomSpan
+            self, with phrases_, table_ and stats_ set.
+
+        Raises
+        ------
+        ParameterError
+            A parameter is out of range.
+        InputError
+            A column is missing or not a string, or `X` is no kind of documents.
+        """
+        names = text_col, id_col  # of the fields, when X are paths: the defaults of later calls
+        df, text_col, id_col = _frame(X, text_col, id_col, "SparkBloomSpan.fit")
         spark = df.sparkSession
         plan = self._plan(spark)
         passes = Passes(spark, plan, float(self.filter_fp))
@@ -139,32 +169,163 @@ class SparkBloomSpan(Estimator):
         finally:
             passes.close()
         self.table_: PhraseTable = _phrase_table(pieces, vocab).sorted()
-        self.text_col_, self.id_col_ = text_col, id_col
+        self.text_col_, self.id_col_ = names
         self.phrases_: DataFrame = spark.createDataFrame(_rows_table(self.table_))
         stats["phrases"] = len(self.table_)
         stats["seconds_total"] = time.perf_counter() - started
         self.stats_: dict = stats
         return self
 
-    def coverage(self, df: DataFrame, text_col: str | None = None, id_col: str | None = None
-                 ) -> DataFrame:
+    def coverage(self, X: DataFrame | DocumentsLike, text_col: str | None = None,
+                 id_col: str | None = None) -> DataFrame:
         """Per document (row order kept): id_col, tokens, tokens_covered and junk_spans (the
-        [start, end) character spans of its covered token runs), as Coverage computes them."""
+        [start, end) character spans of its covered token runs), as Coverage computes them.
+
+        Parameters
+        ----------
+        X : Spark DataFrame or documents
+            As in fit; need not be the documents the phrases were mined on.
+        text_col, id_col : str, optional
+            Default: the ones given to fit.
+
+        Returns
+        -------
+        pyspark.sql.DataFrame
+            The columns of the local BloomSpan.coverage's Table.
+        """
         self.check_is_fitted()
         text_col = text_col or self.text_col_
         id_col = id_col if id_col is not None else self.id_col_
-        _check_frame(df, text_col, id_col, "SparkBloomSpan.coverage")
+        df, text_col, id_col = _frame(X, text_col, id_col, "SparkBloomSpan.coverage")
         return span_coverage.coverage_frame(df, self.table_, self.min_length, text_col, id_col)
 
-    def clean(self, df: DataFrame, mode: str = "remove", text_col: str | None = None,
-              mask_text: str | None = None) -> DataFrame:
-        """df with covered text removed ("remove"), replaced by mask_text ("mask") or annotated
-        (junk_spans and junk_share columns added, "annotate"); every input column is kept."""
+    def report(self, X: DataFrame | DocumentsLike, text_col: str | None = None,
+               id_col: str | None = None, *, top: int = 25, examples: int = 3,
+               template_share: float = 0.9, group_by: str | None = None,
+               title: str = "Repeated text report") -> CoverageReport:
+        """The coverage report of `X`: the local BloomSpan.report's CoverageReport (same JSON
+        and HTML), its figures computed on the executors.
+
+        Parameters
+        ----------
+        X : Spark DataFrame or documents
+            As in fit; documents keep the DataFrame's order (partition by partition).
+        text_col, id_col : str, optional
+            Default: the ones given to fit.
+        top, examples, template_share, group_by, title
+            As in BloomSpan.report; group_by names a column (field), FIELD:host its URL hosts.
+
+        Returns
+        -------
+        CoverageReport
+        """
+        from corpus_miner.spark.apply import documents_of_frame, documents_report
+
         self.check_is_fitted()
         text_col = text_col or self.text_col_
-        _check_frame(df, text_col, None, "SparkBloomSpan.clean")
-        return span_coverage.cleaned_frame(df, self.table_, self.min_length, text_col, mode,
-                                           mask_text)
+        id_col = id_col if id_col is not None else self.id_col_
+        where = "SparkBloomSpan.report"
+        inputs: list[str] = []
+        if isinstance(X, DataFrame):
+            df, text_col, id_col = _frame(X, text_col, id_col, where)
+            docs = documents_of_frame(df, text_col, id_col, group_by)
+        else:
+            source = documents(X, text_col=text_col, id_col=id_col or "id", where=where)
+            if source.kind == "paths":
+                from corpus_miner.coverage.report import parse_group_by
+                from corpus_miner.spark.documents import documents_frame
+
+                docs = documents_frame(_active_session(where), source.paths, text_col,
+                                       id_col or "id", False, parse_group_by(group_by))
+                inputs = [str(p) for p in source.paths or ()]
+            else:
+                df, text_col, id_col = _frame(X, text_col, id_col, where)
+                docs = documents_of_frame(df, text_col, id_col, group_by)
+        from pyspark import StorageLevel
+
+        docs = docs.persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            return documents_report(docs, self.table_, self.sigma, self.min_length, top=top,
+                                    examples=examples, template_share=template_share,
+                                    group_by=group_by, title=title, inputs=inputs)
+        finally:
+            docs.unpersist()
+
+    def clean(self, X: DataFrame | DocumentsLike, mode: str = "remove",
+              text_col: str | None = None, mask_text: str | None = None,
+              output: str | os.PathLike | None = None) -> DataFrame | dict:
+        """X with covered text removed ("remove"), replaced by mask_text ("mask") or annotated
+        (junk_spans and junk_share columns added, "annotate"); every input column is kept.
+
+        Parameters
+        ----------
+        X : Spark DataFrame or documents
+            As in fit.
+        mode : {"remove", "mask", "annotate"}
+        text_col : str, optional
+            Default: the one given to fit.
+        mask_text : str, optional
+            The replacement in mask mode (default "[…]").
+        output : str or path, optional
+            Write the cleaned records there (.jsonl, .jsonl.gz, .parquet, a URL) through the
+            local writers, atomically, and return the cleaning figures.
+
+        Returns
+        -------
+        pyspark.sql.DataFrame or dict
+            The cleaned rows; with `output`, the figures (documents, documents_written).
+        """
+        self.check_is_fitted()
+        text_col = text_col or self.text_col_
+        df, text_col, _ = _frame(X, text_col, None, "SparkBloomSpan.clean")
+        cleaned = span_coverage.cleaned_frame(df, self.table_, self.min_length, text_col, mode,
+                                              mask_text)
+        if output is None:
+            return cleaned
+        from corpus_miner.io.writers import write_records
+
+        table = cleaned.toArrow()
+        written = write_records([table], output)
+        return {"mode": mode, "documents": table.num_rows, "documents_written": int(written)}
+
+
+def _active_session(where: str):
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.getActiveSession()
+    if spark is None:
+        raise InputError(f"{where}: no active Spark session to read these documents with; "
+                         "start one (corpus_miner.spark.local_session() or SparkSession.builder)"
+                         " or pass a DataFrame")
+    return spark
+
+
+def _frame(X, text_col: str, id_col: str | None, where: str
+           ) -> tuple[DataFrame, str, str | None]:
+    """(DataFrame of the documents X, its text column, its id column) by corpus_miner.sources'
+    dispatch: a DataFrame is checked and kept; paths are read on the executors (columns text
+    and id, ids numbered as the local engine numbers them); Arrow data and texts become a
+    DataFrame of the active session."""
+    if isinstance(X, DataFrame):
+        _check_frame(X, text_col, id_col, where)
+        return X, text_col, id_col
+    source = documents(X, text_col=text_col, id_col=id_col or "id", where=where)
+    if source.kind == "corpus":
+        raise InputError(f"{where}: a TokenCorpus keeps no text for Spark to read; pass the "
+                         "documents (paths, Arrow data, texts or a DataFrame)")
+    spark = _active_session(where)
+    if source.kind == "paths":
+        from corpus_miner.spark.documents import documents_frame, with_row_ids
+
+        docs = documents_frame(spark, source.paths, text_col, id_col or "id")
+        return with_row_ids(docs).select("id", "text"), "text", "id"
+    table = source.held().table
+    assert table is not None
+    if id_col is not None and id_col not in table.column_names:
+        id_col = None
+    df = spark.createDataFrame(table)
+    _check_frame(df, text_col, id_col, where)
+    return df, text_col, id_col
 
 
 def _check_frame(df, text_col: str, id_col: str | None, where: str) -> None:

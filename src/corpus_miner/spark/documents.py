@@ -133,6 +133,27 @@ def documents_frame(spark, inputs, text_field: str = "text", id_field: str = "id
     return units_df.mapInArrow(as_arrow, DOCUMENTS)
 
 
+def unit_offsets(docs: DataFrame) -> np.ndarray:
+    """The global index of the first row of every unit (input file part) of documents_frame."""
+    counts = docs.groupBy("unit").count().collect()
+    sizes = np.zeros(max([r["unit"] for r in counts], default=-1) + 1, np.int64)
+    for row in counts:
+        sizes[row["unit"]] = row["count"]
+    return np.concatenate(([0], np.cumsum(sizes)[:-1]))
+
+
+def with_row_ids(docs: DataFrame, first: np.ndarray | None = None) -> DataFrame:
+    """Rows of documents_frame with `order` (the global row number) and every null id replaced
+    by that number as text, as the local readers number records without an id. first: the
+    unit_offsets of docs, when the caller has them."""
+    first = unit_offsets(docs) if first is None else first
+    offset_of = F.element_at(F.create_map(*[F.lit(x) for u, o in enumerate(first)
+                                            for x in (u, int(o))]), F.col("unit"))
+    order = offset_of + F.col("row")
+    return docs.select(order.alias("order"), F.coalesce("id", order.cast("string")).alias("id"),
+                       "text")
+
+
 @contextmanager
 def one_line_errors():
     """A corpus-miner error raised on an executor (bad input, say) as the same error on the
