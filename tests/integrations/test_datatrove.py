@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from corpus_miner.cli import main
-from corpus_miner.errors import MissingExtraError, ParameterError
+from corpus_miner.errors import InputError, MissingExtraError, ParameterError
 from tests.helpers import run_python
 from tests.integrations.corpora import EMPTY, pages, read_jsonl, write_jsonl
 
@@ -205,6 +205,12 @@ def test_three_stages_on_three_tasks_keep_what_the_command_keeps(tmp_path, mode)
     kept = run_pipeline(tmp_path, "drop", tmp_path / "in", LSHBloomRemove(str(flags)), tasks=3)
     assert [r["id"] for r in kept] == [r["id"] for r in expected if not r["is_duplicate"]]
     assert (tmp_path / "index" / "metadata.json").exists()
+    if mode == "lshbloom":  # an input changed between the stages
+        with open(files[0], "a", encoding="utf-8") as f:
+            f.write('{"id": "late", "text": "a page added after the signatures"}\n')
+        reader = JsonlReader(str(tmp_path / "in"))
+        with pytest.raises(InputError, match="more documents than it signed"):
+            list(LSHBloomRemove(str(flags)).run(reader.run(None, 0, 3), 0, 3))
     with pytest.raises(ParameterError, match="other LSHBloom parameters"):
         list(LSHBloomMerge(str(keys), str(tmp_path / "f2"), threshold=0.8, mode=mode).run(None))
     with pytest.raises(ParameterError, match="runs on one task"):
