@@ -17,15 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-import numpy as np
 import pyarrow as pa
 
-from corpus_miner.corpus.parallel import ParallelTokenizer
+from corpus_miner.corpus.build import tokenize_batches
 from corpus_miner.corpus.token_corpus import TokenCorpus
-from corpus_miner.corpus.tokenizer import resized
 from corpus_miner.errors import InputError
 from corpus_miner.io.readers import DEFAULT_BATCH_BYTES, ReadStats, _Reader
-from corpus_miner.io.strings import StringList
 
 
 def _as_table(batch, text_field: str) -> pa.Table:
@@ -88,21 +85,5 @@ def corpus_from_batches(batches: Iterable, *, text_field: str = "text", id_field
     (2, 4, ['hello', 'world', 'again'])
     """
     stats = ReadStats()
-    tokenizer = ParallelTokenizer(threads)
-    tokens = np.zeros(1 << 16, dtype=np.uint32)
-    doc_offsets = np.zeros(1 << 10, dtype=np.int64)
-    n_tokens = n_docs = 0
-    id_arrays = []
-    for block in tokenizer.run(document_batches(batches, text_field, id_field, stats)):
-        n, d = len(block.tokens), len(block.doc_offsets) - 1
-        if n_tokens + n > len(tokens):
-            tokens = resized(tokens, max(n_tokens + n, len(tokens) * 3 // 2))
-        if n_docs + d + 1 > len(doc_offsets):
-            doc_offsets = resized(doc_offsets, max(n_docs + d + 1, len(doc_offsets) * 3 // 2))
-        tokens[n_tokens:n_tokens + n] = block.tokens
-        doc_offsets[n_docs + 1:n_docs + d + 1] = block.doc_offsets[1:] + n_tokens
-        n_tokens += n
-        n_docs += d
-        id_arrays += [batch.ids for batch in block.batches]
-    return TokenCorpus(resized(tokens, n_tokens), resized(doc_offsets, n_docs + 1),
-                       StringList.from_arrow(id_arrays), tokenizer.vocabulary.strings(), stats)
+    return tokenize_batches(document_batches(batches, text_field, id_field, stats), stats,
+                            threads=threads)

@@ -65,9 +65,6 @@ class TokenCorpus:
     doc_ids:     document ids (str), one per document
     vocab:       token id -> token string; ids in order of first appearance
     read_stats:  what the readers counted while building it (None when unknown)
-    texts_digest: (documents, value) of io.digest.OrderedDigest over the texts it was built
-                 from (None when loaded from a folder): a second read of the inputs (`clean`
-                 writing them back) is checked against it
     line_starts: int64, ascending token indices of the first token of every line (the lines of
                  `str.splitlines()` that hold a token; `corpus.tokenizer.line_starts` is the
                  definition), so every non-empty document's first token is one; None when the
@@ -75,6 +72,9 @@ class TokenCorpus:
                  the folder format)
     paragraph_starts: int64, the line starts that follow a line without tokens, and every
                  document's first token; None with line_starts
+    texts_digest: (documents, value) of io.digest.OrderedDigest over the texts it was built
+                 from (None when loaded from a folder): a second read of the inputs (`clean`
+                 writing them back) is checked against it
     """
 
     tokens: np.ndarray
@@ -82,9 +82,9 @@ class TokenCorpus:
     doc_ids: Sequence[str]
     vocab: Sequence[str]
     read_stats: ReadStats | None = None
-    texts_digest: tuple[int, int] | None = None
     line_starts: np.ndarray | None = None
     paragraph_starts: np.ndarray | None = None
+    texts_digest: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         self.tokens = read_only(self.tokens)  # one type for the kernels: see _numba.readonly
