@@ -13,6 +13,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+from corpus_miner.cli import engine
 from corpus_miner.cli import index as index_actions
 from corpus_miner.cli.common import (
     add_input_arguments,
@@ -165,7 +166,10 @@ def _selection(batch: DocumentBatch | LineBatch, result: DedupResult,
     added = {"is_duplicate": pa.array(result.is_duplicate, pa.bool_())}
     if result.duplicate_of_id is not None:
         added["duplicate_of"] = pa.array(result.duplicate_of_id, pa.string())
-    return Selection(batch, added=added)
+        return Selection(batch, added=added)
+    # lshbloom names no match: a duplicate_of of an earlier minhash_lsh run would contradict
+    # the new is_duplicate, so it goes
+    return Selection(batch, added=added, dropped=("duplicate_of",))
 
 
 def _sized_by_input(args: argparse.Namespace, model: LSHBloom, stats: ReadStats, decide=None,
@@ -275,9 +279,7 @@ def run_dedup(args: argparse.Namespace) -> int:
     if on_spark(args):
         if getattr(args, "against", None):
             raise ParameterError("--against runs on the local engine (leave out --engine spark)")
-        from corpus_miner.cli.engine import run_dedup as run_on_spark
-
-        return run_on_spark(args)
+        return _run_on_spark(args)
     from corpus_miner.io import ReadStats, write_records
 
     started = time.perf_counter()
@@ -399,4 +401,54 @@ def run_index_query(args: argparse.Namespace) -> int:
     print_summary("index query", documents=counts["documents"], duplicates=counts["duplicates"],
                   written=written, indexed=model.n_documents_, mode=model.params_.mode,
                   seconds=round(time.perf_counter() - started, 3))
+    return 0
+
+
+@engine.ending_the_jvm
+def _run_on_spark(args: argparse.Namespace) -> int:
+    from corpus_miner.dedup.result import DedupResult
+    from corpus_miner.io import ReadStats, write_records
+    from corpus_miner.io.digest import checked_reread
+    from corpus_miner.spark import SparkLSHBloom, documents
+
+    started = time.perf_counter()
+    model = SparkLSHBloom(threshold=args.threshold, num_perm=args.num_perm, mode=args.mode,
+                          num_bands=args.num_bands, fp_prob=args.fp_prob,
+                          shingle_size=args.shingle_size, seed=args.seed,
+                          expected_items=args.expected_items,
+                          max_shingles=args.max_shingles, sketch=args.sketch,
+                          shingle_kind="word" if args.word_shingles else "char")
+    model.params.validated()  # a bad parameter is one line before the JVM starts
+    spark = engine.spark_session(args)
+    with documents.one_line_errors():
+        docs = engine.spark_documents(spark, args)
+        first = documents.unit_offsets(docs)
+        ordered = documents.with_row_ids(docs, first)
+        result = model.deduplicate(ordered, text_col="text", id_col="id", order_col="order",
+                                   annotate=True).orderBy("order")
+        columns = ["is_duplicate"] + (["duplicate_of"] if "duplicate_of" in result.columns
+                                      else [])
+        flags = result.select(*columns).toArrow()
+        note_read_stats(args, documents.read_stats(docs))
+        texts_read = documents.texts_digest(docs, first)
+    is_duplicate = flags.column("is_duplicate").to_numpy(zero_copy_only=False)
+    duplicate_of = flags.column("duplicate_of").to_pylist() if len(columns) > 1 else None
+    answer = DedupResult(is_duplicate, duplicate_of_id=duplicate_of)
+    stats = ReadStats()
+
+    def tables():
+        start = 0
+        for batch in checked_reread(_read(args, stats, "writing"), texts_read, "dedup"):
+            part = answer.part(start, start + len(batch))
+            start += len(batch)
+            yield _selection(batch, part, args.annotate)
+
+    written = write_records(tables(), args.output,
+                            shards=shard_plan(args, total_rows=len(is_duplicate)))
+    if args.save_index:
+        model.save(args.save_index)
+    print(f"dedup: {int(is_duplicate.sum()):,} of {len(is_duplicate):,} documents are "
+          f"near-duplicates of an earlier one (similarity >= {args.threshold:g}, {args.mode}, "
+          f"Spark); {written:,} written{' with is_duplicate' if args.annotate else ''} to "
+          f"{args.output} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     return 0

@@ -420,6 +420,19 @@ class LSHBloom(Estimator):
             texts, ids = batch
             yield self._add(self.band_keys(texts), ids, detect=True)
 
+    def is_new(self, batch, text_field: str = "text") -> list[bool]:
+        """partial_deduplicate() on a batch of columns (a dict of lists, as
+        `datasets.Dataset.filter(model.is_new, batched=True)` passes it) or a list of texts:
+        True for the documents to keep (no near-duplicate of an earlier one). Null texts are
+        empty documents. The batches must come in order, one at a time (num_proc=1)."""
+        if isinstance(batch, Mapping):
+            if text_field not in batch:
+                raise InputError(f"the batch has no {text_field!r} column (it has "
+                                 f"{', '.join(map(repr, batch)) or 'none'})")
+            batch = batch[text_field]
+        texts = [t if isinstance(t, str) else "" for t in batch]
+        return (~self.partial_deduplicate(texts).is_duplicate).tolist()
+
     def save(self, path) -> None:
         """Write the index folder (metadata.json + raw arrays, checksummed, no pickle). An
         existing index folder gets a new generation, switched to atomically: a reader of the
