@@ -239,7 +239,7 @@ class BloomSpan(Estimator):
         docs = self._documents(X, text_col, id_col, "report")
         return report_of(self.phrases_, self.min_length, self.sigma, docs, top=top,
                          examples=examples, template_share=template_share, group_by=group_by,
-                         title=title)
+                         title=title, min_line_length=self.min_line_length)
 
     def clean(self, X: DocumentsLike, mode: str = "remove", text_col: str | None = None,
               mask_text: str | None = None, output: str | os.PathLike | None = None, *,
@@ -284,7 +284,7 @@ class BloomSpan(Estimator):
         docs = self._documents(X, text_col, None, "clean")
         return cleaned(self.phrases_, self.min_length, self.sigma, docs, mode=mode,
                        mask_text=mask_text, keep_first=keep_first, allow=allow,
-                       drop_above=drop_above, output=output)
+                       drop_above=drop_above, output=output, min_line_length=self.min_line_length)
 
     def _documents(self, X, text_col: str | None, id_col: str | None, method: str):
         self.check_is_fitted()
