@@ -211,7 +211,7 @@ class SparkLSHBloom(Estimator):
         frames.check_no_null_texts(df, text_col, None, "partial_fit", n_null)
         if not self.is_fitted():
             self._start(params, 0)
-            self.snapshots_ = []
+            self.snapshots_: list[dict] = []
             self.bloom_ = ScalableBloomFilter(params.expected_items or DEFAULT_CAPACITY,
                                               params.fp_prob, self.bands_)
         elif self.params_ != params:
