@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from corpus_miner.errors import InputError
+from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.estimator import Estimator
 from corpus_miner.phrases.params import DEFAULT_NUM_HASHES, PhraseParams
 from corpus_miner.phrases.result import PhraseTable
@@ -54,6 +54,9 @@ class BloomSpan(Estimator):
         if missing:
             raise InputError(f"fit() needs a TokenCorpus (object with tokens, doc_offsets, vocab); "
                              f"got {type(corpus).__name__} without {', '.join(missing)}")
+        if self.progress is not None and not callable(self.progress):
+            raise ParameterError(f"progress must be a callable(stage_name) or None, got "
+                                 f"{self.progress!r}")
         tokens = np.asarray(corpus.tokens)
         doc_offsets = np.asarray(corpus.doc_offsets)
         algorithm, extra, word_filter = params.algorithm, {}, None
@@ -69,6 +72,11 @@ class BloomSpan(Estimator):
             extra["auto_seconds"] = time.perf_counter() - started
         if algorithm == "fhk":
             from corpus_miner.phrases.exact import mine_fhk  # suffix arrays load only when asked
+            from corpus_miner.phrases.inputs import validate_corpus_arrays
+
+            # the phrases are spelled with the vocabulary: ids beyond it are refused, as the
+            # other algorithms refuse them
+            validate_corpus_arrays(tokens, doc_offsets, corpus.vocab)
 
             table, stats = mine_fhk(tokens, doc_offsets, params.sigma, params.min_length,
                                     corpus.vocab, progress=self.progress)
