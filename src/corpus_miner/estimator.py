@@ -50,14 +50,14 @@ class Estimator:
         """Change constructor arguments; they take effect at the next fit."""
         nested: dict[str, dict[str, Any]] = {}
         for key in [key for key in changes if "__" in key]:
-            name, _, inner = key.partition("__")
-            nested.setdefault(name, {})[inner] = changes.pop(key)
-        for name, inner in nested.items():  # `name__param`: a parameter of an estimator argument
-            value = getattr(self, name, None) if name in self._param_names() else None
+            owner, _, param = key.partition("__")
+            nested.setdefault(owner, {})[param] = changes.pop(key)
+        for owner, params in nested.items():  # `owner__param`: of an estimator argument
+            value = getattr(self, owner, None) if owner in self._param_names() else None
             if not isinstance(value, Estimator):
-                raise ParameterError(f"{type(self).__name__}: {name!r} is not an estimator "
-                                     f"parameter; cannot set {', '.join(sorted(inner))}")
-            value.set_params(**inner)
+                raise ParameterError(f"{type(self).__name__}: {owner!r} is not an estimator "
+                                     f"parameter; cannot set {', '.join(sorted(params))}")
+            value.set_params(**params)
         known = set(self._param_names())
         unknown = sorted(set(changes) - known)
         if unknown:
