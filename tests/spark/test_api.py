@@ -183,4 +183,5 @@ def test_a_boolean_filter_fp_is_refused(spark, value):
 
     frame = spark.createDataFrame([("a b c",)], "text string")
     with pytest.raises(ParameterError, match="filter_fp"):
-        SparkBloomSpan(sigma=2, min_length=2, filter_fp=value).fit(frame, text_col="text")
+        SparkBloomSpan(sigma=2, min_length=2, filter_fp=value).fit(frame, text_col="text",
+                                                                   id_col=None)
