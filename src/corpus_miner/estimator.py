@@ -34,12 +34,30 @@ class Estimator:
         return [name for name, p in signature.parameters.items()
                 if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
-    def get_params(self) -> dict[str, Any]:
-        """The constructor arguments, as given."""
-        return {name: getattr(self, name) for name in self._param_names()}
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor arguments, as given (scikit-learn's convention, so that
+        sklearn.base.clone works). deep: also the parameters of arguments that are estimators
+        themselves, as `name__param` (none of ours takes one today)."""
+        params = {name: getattr(self, name) for name in self._param_names()}
+        if deep:
+            for name, value in list(params.items()):
+                if isinstance(value, Estimator):
+                    params.update({f"{name}__{key}": item
+                                   for key, item in value.get_params(deep=True).items()})
+        return params
 
     def set_params(self: E, **changes: Any) -> E:
         """Change constructor arguments; they take effect at the next fit."""
+        nested: dict[str, dict[str, Any]] = {}
+        for key in [key for key in changes if "__" in key]:
+            owner, _, param = key.partition("__")
+            nested.setdefault(owner, {})[param] = changes.pop(key)
+        for owner, params in nested.items():  # `owner__param`: of an estimator argument
+            value = getattr(self, owner, None) if owner in self._param_names() else None
+            if not isinstance(value, Estimator):
+                raise ParameterError(f"{type(self).__name__}: {owner!r} is not an estimator "
+                                     f"parameter; cannot set {', '.join(sorted(params))}")
+            value.set_params(**params)
         known = set(self._param_names())
         unknown = sorted(set(changes) - known)
         if unknown:

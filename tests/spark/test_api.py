@@ -174,3 +174,14 @@ def test_a_layered_index_built_from_a_stream_is_served_by_spark(spark, df, tmp_p
         np.testing.assert_array_equal(_column(result, "is_duplicate"), local.transform(TEXTS))
     served.save(tmp_path / "again")
     assert LSHBloom.load(tmp_path / "again").index_ == local.index_
+
+
+@pytest.mark.parametrize("value", [True, False])
+def test_a_boolean_filter_fp_is_refused(spark, value):
+    from corpus_miner.errors import ParameterError
+    from corpus_miner.spark import SparkBloomSpan
+
+    frame = spark.createDataFrame([("a b c",)], "text string")
+    with pytest.raises(ParameterError, match="filter_fp"):
+        SparkBloomSpan(sigma=2, min_length=2, filter_fp=value).fit(frame, text_col="text",
+                                                                   id_col=None)

@@ -95,8 +95,8 @@ def test_spark_prints_what_the_local_engine_prints(tmp_path):
             argv = [part.format(e=f"{name}-{engine}") for part in command]
             done = _run(argv + (SPARK if engine == "spark" else []), tmp_path)
             assert done.returncode == 0, done.stderr
-            found[engine] = [re.sub(r"[0-9.]+ s\b|bloomspan|spark-bloomspan", "", line)
-                             for line in done.stderr.splitlines()]
+            found[engine] = [re.sub(r"[0-9.]+ s\b|spark-bloomspan|bloomspan|-(local|spark)\b", "",
+                                    line) for line in done.stderr.splitlines()]
         assert found["spark"] == found["local"], (name, found)
         assert any(line.startswith("warning: bad lines skipped 1, invalid utf8 replaced 1, "
                                    "null texts 1") for line in found["spark"])

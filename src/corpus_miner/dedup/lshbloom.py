@@ -36,6 +36,9 @@ _END = object()
 def _is_sized(texts) -> bool:
     """True for inputs whose length is known up front (lists, arrays, Arrow arrays); an
     InputError for what is no ordered collection of texts (a mapping, a set, None)."""
+    if hasattr(texts, "columns") and hasattr(texts, "iloc"):  # a pandas DataFrame: its columns
+        raise InputError("texts must be a sequence of strings, got a DataFrame; pass its "
+                         "text column (df['text'])")
     if isinstance(texts, (Mapping, Set)) or not isinstance(texts, Iterable):
         raise InputError(f"texts must be a sequence or an iterable of strings in input order, got "
                          f"{type(texts).__name__}")
@@ -400,6 +403,10 @@ class LSHBloom(Estimator):
         """deduplicate() on precomputed band keys (e.g. gathered batch by batch)."""
         self._start(len(band_keys))
         band_keys = self._checked_keys(band_keys)
+        if ids is not None and hasattr(ids, "__len__") and len(ids) != len(band_keys):
+            # both modes: lshbloom returns no ids, but a wrong count is a caller's mistake
+            raise InputError(f"got {len(ids)} ids for {len(band_keys)} texts; pass one id per "
+                             "text")
         result = self._add(band_keys, ids, detect=True)
         if self.params_.mode == "minhash_lsh":
             result = self._with_clusters(result, band_keys)

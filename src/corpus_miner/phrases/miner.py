@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from corpus_miner.errors import ParameterError
 from corpus_miner.estimator import Estimator
 from corpus_miner.phrases.params import DEFAULT_NUM_HASHES, PhraseParams
 from corpus_miner.phrases.result import PhraseTable
@@ -114,6 +115,9 @@ class BloomSpan(Estimator):
         params = PhraseParams(sigma=self.sigma, min_length=self.min_length,
                               algorithm=self.algorithm, filter_bytes=self.filter_bytes,
                               num_hashes=self.num_hashes, min_line_length=self.min_line_length)
+        if self.progress is not None and not callable(self.progress):
+            raise ParameterError(f"progress must be a callable(stage_name) or None, got "
+                                 f"{self.progress!r}")
         corpus = documents(X, text_col=text_col, id_col=id_col, where="BloomSpan.fit") \
             .token_corpus()
         self._forget_fitted()
@@ -136,6 +140,11 @@ class BloomSpan(Estimator):
             extra["auto_seconds"] = time.perf_counter() - started
         if algorithm == "fhk":
             from corpus_miner.phrases.exact import mine_fhk  # suffix arrays load only when asked
+            from corpus_miner.phrases.inputs import validate_corpus_arrays
+
+            # the phrases are spelled with the vocabulary: ids beyond it are refused, as the
+            # other algorithms refuse them
+            validate_corpus_arrays(tokens, doc_offsets, corpus.vocab)
 
             table, stats = mine_fhk(tokens, doc_offsets, params.sigma, params.min_length,
                                     corpus.vocab, progress=self.progress)

@@ -112,7 +112,8 @@ class SparkBloomSpan(Estimator):
         if not isinstance(self.fingerprint_bits, (int, np.integer)) \
                 or not 1 <= self.fingerprint_bits <= 64:
             raise ParameterError(f"fingerprint_bits={self.fingerprint_bits!r}: expected 1 to 64")
-        if not isinstance(self.filter_fp, (int, float)) or not 0.0 < self.filter_fp <= 1.0:
+        if isinstance(self.filter_fp, bool) or not isinstance(self.filter_fp, (int, float)) \
+                or not 0.0 < self.filter_fp <= 1.0:
             raise ParameterError(f"filter_fp={self.filter_fp!r}: expected a rate in (0, 1]")
         return Plan(params.sigma, params.min_length, int(self.window_cap), int(buckets),
                     int(self.salt_threshold), int(self.fingerprint_bits))
