@@ -61,7 +61,7 @@ def test_clean_removes_short_lines_by_default_and_only_where_they_are_lines(page
     cleaned = read_jsonl(tmp_path / "c.jsonl")
     for i, record in enumerate(cleaned):
         assert ("Posted in" in record["text"]) == (i == 1)
-        # the default --min-line-length 3 leaves the one-token line
+        # the default --min-line-length 2 leaves the one-token line
         assert ("Advertisement" in record["text"]) == (i % 4 != 3)
         assert ("Share this" in record["text"]) == (i % 4 == 3)  # kept inside content
     assert main(["clean", pages, *PARAMS, "--min-line-length", "0",
