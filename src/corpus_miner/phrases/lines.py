@@ -38,8 +38,12 @@ FULL_HASH = np.uint64(0xFFFFFFFFFFFFFFFF)  # tests pass a narrower mask to force
 def line_ends(line_starts: np.ndarray, doc_offsets: np.ndarray) -> np.ndarray:
     """End (exclusive token index) of each line: the next line start in its document, else the
     document's end."""
-    bounds = np.union1d(line_starts, doc_offsets)
-    return bounds[np.searchsorted(bounds, line_starts) + 1]
+    # both are sorted: binary searches, not a sort of their union
+    doc_end = doc_offsets[np.searchsorted(doc_offsets, line_starts, side="right")]
+    following = np.empty_like(line_starts)
+    following[:-1] = line_starts[1:]
+    following[-1:] = doc_offsets[-1]
+    return np.minimum(following, doc_end)
 
 
 def corpus_lines(corpus) -> tuple[np.ndarray, np.ndarray]:
@@ -113,7 +117,9 @@ def standing_alone(line_starts: np.ndarray, paragraph_starts: np.ndarray,
                    doc_offsets: np.ndarray) -> np.ndarray:
     """bool per line: it is a paragraph of its own (it starts a paragraph, and so does the next
     line of its document, if there is one)."""
-    is_par = np.isin(line_starts, paragraph_starts)
+    at = np.searchsorted(paragraph_starts, line_starts)  # both sorted (a subset of the other)
+    is_par = paragraph_starts[np.minimum(at, len(paragraph_starts) - 1)] == line_starts \
+        if len(paragraph_starts) else np.zeros(len(line_starts), dtype=bool)
     nxt = np.ones(len(line_starts), dtype=bool)
     if len(line_starts) > 1:
         same_doc = (np.searchsorted(doc_offsets, line_starts[1:], side="right")
