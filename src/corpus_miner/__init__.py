@@ -15,6 +15,7 @@ __all__ = [
     "__version__",
     "BloomSpan",
     "LSHBloom",
+    "SlotTemplates",
     "CorpusMinerError",
     "FormatError",
     "InputError",
@@ -30,6 +31,10 @@ def __getattr__(name: str):
         from corpus_miner.phrases import BloomSpan
 
         return BloomSpan
+    if name == "SlotTemplates":
+        from corpus_miner.templates import SlotTemplates
+
+        return SlotTemplates
     if name == "LSHBloom":
         from corpus_miner.dedup import LSHBloom
 

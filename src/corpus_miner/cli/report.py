@@ -27,6 +27,9 @@ def _add_common(parser: argparse.ArgumentParser, saved_corpus: bool = True) -> N
                         "line) instead of mining; covered = inside an occurrence of a listed "
                         "phrase (a row with whole_line true: where it is a whole line); --sigma, "
                         "--min-length and --min-line-length are then ignored")
+    from corpus_miner.cli.templates import add_template_arguments
+
+    add_template_arguments(parser, mining=False)
 
 
 def register(subparsers) -> None:
@@ -55,7 +58,7 @@ def register(subparsers) -> None:
     report.add_argument("--title", default="Repeated text report", type=text_argument,
                         help="title of the HTML page")
     add_engine_arguments(report)
-    report.set_defaults(handler=run_report, extra_inputs=("phrases",), outputs=(
+    report.set_defaults(handler=run_report, extra_inputs=("phrases", "templates"), outputs=(
         Output("output", "-o", suffixes=(".html", ".htm"),
                hint="the report is HTML; name it .html (use --json for the figures)"),
         Output("json", "--json", stdout=True)))
@@ -84,7 +87,7 @@ def register(subparsers) -> None:
     clean.add_argument("--json", default=None, metavar="FILE",
                        help="write the cleaning figures as JSON ('-' for stdout)")
     add_engine_arguments(clean)
-    clean.set_defaults(handler=run_clean, extra_inputs=("phrases", "allow"), outputs=(
+    clean.set_defaults(handler=run_clean, extra_inputs=("phrases", "allow", "templates"), outputs=(
         Output("output", "-o", suffixes=OUTPUT_SUFFIXES, stdout=True, shardable=True,
                hint=f"use one of {', '.join(OUTPUT_SUFFIXES)}, or - for JSONL on stdout"),
         Output("json", "--json", stdout=True)))
@@ -99,6 +102,9 @@ def read_phrase_texts(path: str) -> list[str]:
 
 def _check_parameters(args) -> None:
     """Fail on bad parameters before the (long) tokenization pass."""
+    from corpus_miner.cli.templates import check_template_arguments
+
+    check_template_arguments(args)
     if args.phrases is None:
         from corpus_miner.cli.common import min_line_length
         from corpus_miner.phrases.params import PhraseParams
@@ -158,14 +164,15 @@ def _write_json(data: dict, path: str) -> None:
 def run_report(args) -> int:
     from corpus_miner.cli.common import corpus_from_args, rereadable
     from corpus_miner.cli.engine import on_spark
+    from corpus_miner.cli.templates import template_occurrences
     from corpus_miner.coverage.report import CoverageReport, parse_group_by
     from corpus_miner.io import read_documents
 
+    _check_parameters(args)
     if on_spark(args):
         from corpus_miner.cli.engine import run_report as run_on_spark
 
         return run_on_spark(args)
-    _check_parameters(args)
     parse_group_by(args.group_by)
     again = _original_inputs(args) and rereadable(args.inputs)
     if args.group_by and not again:
@@ -177,6 +184,12 @@ def run_report(args) -> int:
     report = CoverageReport(coverage, top=args.top, examples=args.examples,
                             template_share=args.template_share, group_by=args.group_by,
                             title=args.title, inputs=args.inputs)
+    found = template_occurrences(args, corpus, coverage)
+    if found is not None:
+        from corpus_miner.templates.apply import template_mask
+
+        table, occ = found
+        report.set_templates(table.rows, template_mask(corpus.n_tokens, occ))
     if again:
         report.collect(read_documents(args.inputs, text_field=args.text_field,
                                       id_field=args.id_field, skip_bad=args.skip_bad,
@@ -209,13 +222,14 @@ _DONE = {"remove": "removed", "mask": "masked", "annotate": "annotated"}
 def run_clean(args) -> int:
     from corpus_miner.cli.common import corpus_from_args, rereadable, shard_plan
     from corpus_miner.cli.engine import on_spark
+    from corpus_miner.cli.templates import template_occurrences
     from corpus_miner.coverage.clean import Cleaner, CleanParams
 
+    _check_parameters(args)
     if on_spark(args):
         from corpus_miner.cli.engine import run_clean as run_on_spark
 
         return run_on_spark(args)
-    _check_parameters(args)
     allow = tuple(read_phrase_texts(args.allow)) if args.allow else ()
     params = CleanParams(args.mode, args.keep_first, allow, args.drop_above, args.mask_text)
     params.validate()
@@ -227,8 +241,16 @@ def run_clean(args) -> int:
                              "or a pipe cannot be read twice: save it to a file first")
     corpus = corpus_from_args(args, lines=_needs_lines(args))
     coverage = _coverage(args, corpus)
-    cleaner = Cleaner(args.mode, args.keep_first, allow, args.drop_above, args.mask_text)
-    cleaner.fit(corpus, coverage)
+    found = template_occurrences(args, corpus, coverage)
+    if found is None:
+        cleaner = Cleaner(args.mode, args.keep_first, allow, args.drop_above, args.mask_text)
+        cleaner.fit(corpus, coverage)
+    else:
+        from corpus_miner.templates.apply import TemplateCleaner, add_templates
+
+        cleaner = TemplateCleaner(args.mode, args.keep_first, allow, args.drop_above,
+                                  args.mask_text)
+        add_templates(cleaner.fit(corpus, coverage), corpus, coverage, *found)
     stats = cleaner.write(args.inputs, args.output, text_field=args.text_field,
                           id_field=args.id_field, skip_bad=args.skip_bad,
                           shards=shard_plan(args))
