@@ -34,9 +34,12 @@ def brute_coverage(docs_lines, sigma, k, table):
                 owner_of.setdefault(phrase[s:s + k], rank)
     mask, owners = [], []
     for lines, doc in zip(docs_lines, docs):
-        bounds, at = [], 0
-        for line in lines:
-            bounds.append((at, at + len(line)))
+        bounds, at = [], 0  # the lines standing alone
+        for i, line in enumerate(lines):
+            alone = (not any(lines[:i]) or not lines[i - 1]) and \
+                (not any(lines[i + 1:]) or not lines[i + 1])
+            if line and alone:
+                bounds.append((at, at + len(line)))
             at += len(line)
         m = [0] * len(doc)
         by_window: list = [None] * len(doc)
@@ -77,28 +80,30 @@ def test_mined_coverage_with_whole_lines_equals_brute_force(case):
     assert cov.tokens_by_phrase.tolist() == expected.tolist()
     assert cov.summary()["whole_line_phrases"] == int(miner.phrases_.whole_line_mask.sum())
     assert cov.min_line_length == min_line_length
-    # a whole-line phrase occurs only where it is the whole line
+    # a whole-line phrase occurs only where it is the whole line, a paragraph of its own
     for phrase, start in zip(cov.occurrences.phrase, cov.occurrences.start):
         if cov.phrases.whole_line_mask[phrase]:
-            assert start in corpus.line_starts
+            assert start in corpus.paragraph_starts
 
 
 def test_a_listed_whole_line_phrase_is_applied_only_as_a_whole_line():
-    # "1 2" is a whole line in documents 0 and 1, inside a line in document 2
-    docs = [[[1, 2], [3, 4, 5]], [[6], [1, 2]], [[7, 1, 2, 8]]]
+    # "1 2" stands alone in documents 0 and 1, is inside a line in document 2 and a line of a
+    # two-line paragraph in document 3
+    docs = [[[1, 2], [], [3, 4, 5]], [[6], [], [1, 2]], [[7, 1, 2, 8]], [[1, 2], [9]]]
     corpus = corpus_of(docs)
     vocab = corpus.vocab
     rows = [{"phrase": "w1 w2", "whole_line": True}, {"phrase": "w4 w5"}]
     table, unmatched = phrases_from_rows(rows, vocab, str.split)
     assert not unmatched and table.whole_line_mask.tolist() == [True, False]
     cov = Coverage.from_phrase_list(corpus, table)
-    assert cov.covered.tolist() == [1, 1, 0, 1, 1, 0, 1, 1, 0, 0, 0, 0]
+    assert cov.covered.tolist() == [1, 1, 0, 1, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0]
     by_text = {cov.phrases.text(i): (int(cov.phrases.df[i]), int(cov.phrases.occurrences[i]))
                for i in range(len(cov.phrases))}
     assert by_text == {"w1 w2": (2, 2), "w4 w5": (1, 1)}
     plain, _ = phrases_from_rows([{"phrase": "w1 w2"}], vocab, str.split)
     assert plain.whole_line is None
     assert Coverage.from_phrase_list(corpus, plain).covered.tolist()[9:11] == [1, 1]
+    assert Coverage.from_phrase_list(corpus, plain).covered.tolist()[12:14] == [1, 1]
 
 
 def test_whole_line_phrases_need_line_starts():

@@ -51,15 +51,21 @@ def brute_force_whole_lines(docs_lines: Sequence[Sequence[Sequence[int]]], sigma
                             min_line_length: int,
                             min_length: int) -> set[tuple[tuple[int, ...], int, int]]:
     """Every whole-line phrase as (token ids, df, occurrences): documents given as lists of
-    lines (each a non-empty list of token ids). A line Q with min_line_length <= |Q| <
-    min_length qualifies when >= sigma documents have a line equal to Q; df counts them,
-    occurrences counts the equal lines in all documents."""
+    lines (lists of token ids; an empty one is a blank line, which separates paragraphs). A
+    line stands alone when it is a paragraph of its own: the document's first line or after a
+    blank line, and its document's last line or before a blank line. A line Q with
+    min_line_length <= |Q| < min_length qualifies when >= sigma documents have a line standing
+    alone equal to Q; df counts them, occurrences counts those lines in all documents."""
     doc_sets: dict[tuple[int, ...], set[int]] = defaultdict(set)
     occurrences: dict[tuple[int, ...], int] = defaultdict(int)
     for doc_index, lines in enumerate(docs_lines):
-        for line in lines:
+        for i, line in enumerate(lines):
             line = tuple(int(t) for t in line)
-            if min_line_length <= len(line) < min_length:
+            before = lines[:i]
+            after = lines[i + 1:]
+            alone = (not before or not before[-1] or not any(before)) and \
+                (not after or not after[0] or not any(after))
+            if line and alone and min_line_length <= len(line) < min_length:
                 doc_sets[line].add(doc_index)
                 occurrences[line] += 1
     return {(line, len(found), occurrences[line]) for line, found in doc_sets.items()

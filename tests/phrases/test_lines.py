@@ -18,17 +18,26 @@ from tests.phrases.oracle import brute_force_mcfp, brute_force_whole_lines
 
 
 def corpus_of(docs_lines) -> TokenCorpus:
-    """A TokenCorpus (ids as tokens, vocabulary "w0", "w1", ...) with its line starts."""
-    tokens, doc_offsets, line_starts = [], [0], []
+    """A TokenCorpus (ids as tokens, vocabulary "w0", "w1", ...) with its line and paragraph
+    starts: documents are lists of lines, an empty line a blank one (a paragraph break)."""
+    tokens, doc_offsets, line_starts, paragraph_starts = [], [0], [], []
     for lines in docs_lines:
+        new_paragraph = True
         for line in lines:
+            if not line:
+                new_paragraph = True
+                continue
             line_starts.append(len(tokens))
+            if new_paragraph:
+                paragraph_starts.append(len(tokens))
+            new_paragraph = False
             tokens += line
         doc_offsets.append(len(tokens))
     vocab = [f"w{i}" for i in range(max(tokens, default=0) + 1)]
-    starts = np.array(line_starts, dtype=np.int64)
     return TokenCorpus(np.array(tokens, dtype=np.uint32), np.array(doc_offsets, dtype=np.int64),
-                       [str(i) for i in range(len(docs_lines))], vocab, None, starts, starts[:0])
+                       [str(i) for i in range(len(docs_lines))], vocab, None,
+                       np.array(line_starts, dtype=np.int64),
+                       np.array(paragraph_starts, dtype=np.int64))
 
 
 @st.composite
@@ -39,7 +48,7 @@ def lined_corpora(draw):
     words = draw(st.integers(2, 6))
     line = st.lists(st.integers(0, words - 1), min_size=1, max_size=6)
     pool = draw(st.lists(line, min_size=1, max_size=5))
-    choice = st.one_of(st.sampled_from(pool), line,
+    choice = st.one_of(st.sampled_from(pool), line, st.just([]), st.just([]),
                        st.tuples(st.sampled_from(pool), st.sampled_from(pool)).map(
                            lambda pair: pair[0] + pair[1]))
     docs = draw(st.lists(st.lists(choice, max_size=7), min_size=1, max_size=9))
@@ -59,8 +68,9 @@ def test_whole_lines_equal_brute_force(case, hash_mask):
     docs, sigma, min_line_length, min_length = case
     corpus = corpus_of(docs)
     options = {} if hash_mask is None else {"hash_mask": np.uint64(hash_mask)}
-    table = mine_whole_lines(corpus.tokens, corpus.doc_offsets, corpus.line_starts, sigma,
-                             min_line_length, min_length, corpus.vocab, **options)
+    table = mine_whole_lines(corpus.tokens, corpus.doc_offsets, corpus.line_starts,
+                             corpus.paragraph_starts, sigma, min_line_length, min_length,
+                             corpus.vocab, **options)
     assert key_set(table) == brute_force_whole_lines(docs, sigma, min_line_length, min_length)
     assert table.whole_line_mask.all()
     assert np.array_equal(table.canonical_order(), np.arange(len(table)))
@@ -72,6 +82,7 @@ def test_miner_answer_is_the_maximal_phrases_and_the_whole_lines(case, algorithm
     docs, sigma, min_line_length, min_length = case
     corpus = corpus_of(docs)
     flat = [[t for line in lines for t in line] for lines in docs]
+    assert corpus.tokens.tolist() == [t for doc in flat for t in doc]
     miner = BloomSpan(sigma=sigma, min_length=min_length, algorithm=algorithm,
                       min_line_length=min_line_length).fit(corpus)
     table = miner.phrases_
@@ -91,18 +102,21 @@ def test_miner_answer_is_the_maximal_phrases_and_the_whole_lines(case, algorithm
 def test_whole_line_matches_find_exactly_the_equal_lines(case, hash_mask):
     docs, sigma, min_line_length, min_length = case
     corpus = corpus_of(docs)
-    wanted = sorted({tuple(line) for lines in docs for line in lines})[::2]
+    wanted = sorted({tuple(line) for lines in docs for line in lines if line})[::2]
     from corpus_miner.phrases.result import PhraseTable
 
     table = PhraseTable.from_lists([list(w) for w in wanted], [0] * len(wanted),
                                    [0] * len(wanted), corpus.vocab)
     options = {} if hash_mask is None else {"hash_mask": np.uint64(hash_mask)}
     phrase, doc, start = whole_line_matches(corpus.tokens, corpus.doc_offsets,
-                                            corpus.line_starts, table, **options)
+                                            corpus.line_starts, corpus.paragraph_starts, table,
+                                            **options)
     expected, position = [], 0
     for d, lines in enumerate(docs):
-        for line in lines:
-            if tuple(line) in wanted:
+        for i, line in enumerate(lines):
+            alone = (i == 0 or not lines[i - 1] or not any(lines[:i])) and \
+                (i + 1 == len(lines) or not lines[i + 1] or not any(lines[i + 1:]))
+            if line and alone and tuple(line) in wanted:
                 expected.append((wanted.index(tuple(line)), d, position))
             position += len(line)
     assert list(zip(phrase.tolist(), doc.tolist(), start.tolist())) == expected
@@ -116,15 +130,18 @@ def test_line_ends_stop_at_the_next_line_or_the_document_end():
 
 def test_an_example_with_a_short_boilerplate_line():
     share, posted = [1, 2, 3], [4, 5]
-    docs = [[share, [6 + i, 7, 8, 9]] + ([posted] if i % 2 else [[9, 4, 5, 8]])
+    docs = [[share, [], [6 + i, 7, 8, 9], []] + ([posted] if i % 2 else [[9, 4, 5, 8]])
             for i in range(4)]
+    docs[0] += [[5, 5], [5, 5]]  # one paragraph of two lines: neither stands alone
+    docs[1] += [[], [5, 5]]
     corpus = corpus_of(docs)
     table = BloomSpan(sigma=2, min_length=10, min_line_length=2).fit(corpus).phrases_
     rows = {tuple(table.phrase_ids(i).tolist()): (int(table.df[i]), int(table.occurrences[i]))
             for i in range(len(table))}
     # "4 5" is a whole line in 2 documents (inside a line in the other 2: not counted there);
-    # "6+i 7 8 9" differs in every document
-    assert rows == {(1, 2, 3): (4, 4), (4, 5): (2, 2), (9, 4, 5, 8): (2, 2)}
+    # "6+i 7 8 9" differs in every document; "5 5" stands alone in document 1 only, and so does
+    # "9 4 5 8" in document 2 (in document 0 a line follows it in its paragraph)
+    assert rows == {(1, 2, 3): (4, 4), (4, 5): (2, 2)}
 
 
 def test_parameters_and_corpora_without_lines_are_refused():
@@ -142,12 +159,13 @@ def test_kernels_without_jit():
         from corpus_miner.phrases.lines import mine_whole_lines
         from tests.phrases.test_lines import corpus_of
         from tests.phrases.oracle import brute_force_whole_lines
-        docs = [[[1, 2], [3, 4, 5], [1, 2, 6]], [[1, 2], [3, 4, 5]], [[3, 4, 5], [1, 2]],
-                [[2, 1], [6]]]
+        docs = [[[1, 2], [], [3, 4, 5], [1, 2, 6]], [[1, 2], [], [3, 4, 5]],
+                [[3, 4, 5], [], [1, 2]], [[2, 1], [6]]]
         corpus = corpus_of(docs)
         for mask in (0xFFFFFFFFFFFFFFFF, 0x1):
-            table = mine_whole_lines(corpus.tokens, corpus.doc_offsets, corpus.line_starts, 2, 1,
-                                     10, corpus.vocab, hash_mask=np.uint64(mask))
+            table = mine_whole_lines(corpus.tokens, corpus.doc_offsets, corpus.line_starts,
+                                     corpus.paragraph_starts, 2, 1, 10, corpus.vocab,
+                                     hash_mask=np.uint64(mask))
             assert table.key_set() == brute_force_whole_lines(docs, 2, 1, 10), table.key_set()
         print("ok")
     """

@@ -74,8 +74,8 @@ def add_mining_arguments(parser: argparse.ArgumentParser) -> None:
     default = parser.get_default("line_default") or 0
     parser.add_argument("--min-line-length", type=int, default=None, metavar="N",
                         help="also find whole-line phrases: a line of N to --min-length - 1 "
-                        "tokens that is a whole line in at least SIGMA documents (it is then "
-                        "handled only where it is a whole line); 0 for none "
+                        "tokens that stands alone (a paragraph of its own) in at least SIGMA "
+                        "documents, handled only where it stands alone; 0 for none "
                         + (f"(default {default})" if default else "(the default)"))
 
 

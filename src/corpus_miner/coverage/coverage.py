@@ -95,9 +95,10 @@ class PhraseTables:
 
     def occurrences(self, tokens: np.ndarray, doc_offsets: np.ndarray,
                     window_starts: np.ndarray = _NO_MARKS,
-                    line_starts: np.ndarray | None = None) -> Occurrences:
+                    line_starts: tuple[np.ndarray, np.ndarray] | None = None) -> Occurrences:
         """Every full occurrence of every phrase (overlaps included), in corpus order; of a
-        whole-line phrase, every line equal to it (line_starts: the corpus's).
+        whole-line phrase, every standing-alone line equal to it (line_starts: the corpus's
+        line and paragraph starts).
         window_starts: mark_windows's mask, to look phrases up only where a window starts."""
         ordinary = self._ordinary_occurrences(tokens, doc_offsets, window_starts)
         if self._line_table is None:
@@ -107,7 +108,7 @@ class PhraseTables:
                              "original documents again)")
         from corpus_miner.phrases.lines import whole_line_matches
 
-        phrase, doc, start = whole_line_matches(tokens, doc_offsets, line_starts,
+        phrase, doc, start = whole_line_matches(tokens, doc_offsets, *line_starts,
                                                 self._line_table)
         phrase = np.concatenate([ordinary.phrase, self._line_index[phrase]]).astype(np.int64)
         doc = np.concatenate([ordinary.doc, doc]).astype(np.int64)
@@ -143,7 +144,7 @@ class PhraseTables:
         return Occurrences(self._ordinary_index[occ.phrase], occ.doc, occ.start)
 
     def mined(self, tokens: np.ndarray, doc_offsets: np.ndarray,
-              line_starts: np.ndarray | None = None
+              line_starts: tuple[np.ndarray, np.ndarray] | None = None
               ) -> tuple[np.ndarray, np.ndarray, Occurrences]:
         """(covered mask, covered tokens attributed to each phrase, full occurrences) with the
         table in canonical order (index = attribution rank; module docstring). Each pass runs
@@ -179,14 +180,14 @@ class PhraseTables:
         return covered, by_full + sum(by_window.values(), np.zeros_like(by_full)), occ
 
 
-def corpus_line_starts(corpus, table: PhraseTable) -> np.ndarray | None:
-    """The corpus's line starts when `table` has whole-line phrases (InputError if it has
-    none), else None."""
+def corpus_line_starts(corpus, table: PhraseTable) -> tuple[np.ndarray, np.ndarray] | None:
+    """The corpus's (line starts, paragraph starts) when `table` has whole-line phrases
+    (InputError if it has none), else None."""
     if not table.whole_line_mask.any():
         return None
     from corpus_miner.phrases.lines import corpus_lines
 
-    return corpus_lines(corpus)[0]
+    return corpus_lines(corpus)
 
 
 def find_occurrences(corpus, table: PhraseTable) -> Occurrences:

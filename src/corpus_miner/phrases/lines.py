@@ -2,9 +2,11 @@
 
 Definition (docs/how-it-works/line-aware-phrases.md). A line of a document is the run of its
 tokens from one line start (TokenCorpus.line_starts) to the next line start or the document's
-end. A token sequence Q is a *whole-line phrase* at (sigma, min_line_length, min_length) when
-min_line_length <= |Q| < min_length and at least sigma documents have a line equal to Q. Its df is
-that number of documents and its occurrences the number of lines equal to Q (all documents).
+end; it *stands alone* when it is a paragraph of its own: it starts a paragraph
+(TokenCorpus.paragraph_starts) and the next line of the document, if any, starts one too. A token
+sequence Q is a *whole-line phrase* at (sigma, min_line_length, min_length) when min_line_length
+<= |Q| < min_length and at least sigma documents have a standing-alone line equal to Q. Its df
+is that number of documents and its occurrences the number of such lines (all documents).
 Lines of min_length tokens or more are left to the ordinary maximal phrases, which find every
 frequent sequence of that length. A line cannot grow without crossing a line boundary, so every
 whole-line phrase is maximal as a line; it is reported even where it also lies inside a longer
@@ -36,20 +38,23 @@ FULL_HASH = np.uint64(0xFFFFFFFFFFFFFFFF)  # tests pass a narrower mask to force
 def line_ends(line_starts: np.ndarray, doc_offsets: np.ndarray) -> np.ndarray:
     """End (exclusive token index) of each line: the next line start in its document, else the
     document's end."""
-    bounds = np.union1d(line_starts, doc_offsets)
-    return bounds[np.searchsorted(bounds, line_starts) + 1]
+    # both are sorted: binary searches, not a sort of their union
+    doc_end = doc_offsets[np.searchsorted(doc_offsets, line_starts, side="right")]
+    following = np.empty_like(line_starts)
+    following[:-1] = line_starts[1:]
+    following[-1:] = doc_offsets[-1]
+    return np.minimum(following, doc_end)
 
 
 def corpus_lines(corpus) -> tuple[np.ndarray, np.ndarray]:
-    """(line starts, line ends) of a TokenCorpus, or InputError when it has no line starts."""
+    """(line starts, paragraph starts) of a TokenCorpus, or InputError when it has none."""
     starts = getattr(corpus, "line_starts", None)
     if starts is None:
         raise InputError("this corpus has no line starts (built from arrays, or saved by an older "
                          "corpus-miner): whole-line phrases need them; tokenize the original "
                          "documents again (`corpus-miner tokenize INPUT -o DIR`)")
-    starts = read_only(np.ascontiguousarray(starts, dtype=np.int64))
-    doc_offsets = np.ascontiguousarray(corpus.doc_offsets, dtype=np.int64)
-    return starts, read_only(line_ends(starts, doc_offsets))
+    return (np.ascontiguousarray(starts, dtype=np.int64),
+            np.ascontiguousarray(corpus.paragraph_starts, dtype=np.int64))
 
 
 @njit(cache=True, nogil=True)
@@ -108,18 +113,35 @@ def hash_groups(tokens, starts, lengths, docs, order, hashes):
     return first[:groups].copy(), size[:groups].copy(), df[:groups].copy(), exact[:groups].copy()
 
 
+def standing_alone(line_starts: np.ndarray, paragraph_starts: np.ndarray,
+                   doc_offsets: np.ndarray) -> np.ndarray:
+    """bool per line: it is a paragraph of its own (it starts a paragraph, and so does the next
+    line of its document, if there is one)."""
+    at = np.searchsorted(paragraph_starts, line_starts)  # both sorted (a subset of the other)
+    is_par = paragraph_starts[np.minimum(at, len(paragraph_starts) - 1)] == line_starts \
+        if len(paragraph_starts) else np.zeros(len(line_starts), dtype=bool)
+    nxt = np.ones(len(line_starts), dtype=bool)
+    if len(line_starts) > 1:
+        same_doc = (np.searchsorted(doc_offsets, line_starts[1:], side="right")
+                    == np.searchsorted(doc_offsets, line_starts[:-1], side="right"))
+        nxt[:-1] = ~same_doc | is_par[1:]
+    return is_par & nxt
+
+
 def mine_whole_lines(tokens: np.ndarray, doc_offsets: np.ndarray, line_starts: np.ndarray,
-                     sigma: int, min_line_length: int, min_length: int, vocab: Sequence[str],
+                     paragraph_starts: np.ndarray, sigma: int, min_line_length: int,
+                     min_length: int, vocab: Sequence[str],
                      hash_mask: np.uint64 = FULL_HASH) -> PhraseTable:
     """Every whole-line phrase (module docstring), in canonical order, whole_line set.
 
-    tokens, doc_offsets: a TokenCorpus's arrays; line_starts: its line starts."""
+    tokens, doc_offsets, line_starts, paragraph_starts: a TokenCorpus's arrays."""
     tokens = read_only(np.ascontiguousarray(tokens, dtype=np.uint32))
     doc_offsets = np.ascontiguousarray(doc_offsets, dtype=np.int64)
     line_starts = np.ascontiguousarray(line_starts, dtype=np.int64)
     ends = line_ends(line_starts, doc_offsets)
     lengths = ends - line_starts
     keep = (lengths >= min_line_length) & (lengths < min_length)
+    keep &= standing_alone(line_starts, paragraph_starts, doc_offsets)
     starts = read_only(line_starts[keep].copy())
     lengths = read_only(lengths[keep].copy())
     if len(starts) < sigma:
@@ -170,10 +192,11 @@ def match_lines(tokens, starts, lengths, line_hashes, phrase_tokens, phrase_offs
 
 
 def whole_line_matches(tokens: np.ndarray, doc_offsets: np.ndarray, line_starts: np.ndarray,
-                       table: PhraseTable, hash_mask: np.uint64 = FULL_HASH
+                       paragraph_starts: np.ndarray, table: PhraseTable,
+                       hash_mask: np.uint64 = FULL_HASH
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(phrase, document, start) of every line equal to a phrase of `table`, in corpus order:
-    the whole-line occurrences of its phrases."""
+    """(phrase, document, start) of every standing-alone line equal to a phrase of `table`, in
+    corpus order: the whole-line occurrences of its phrases."""
     empty = np.zeros(0, dtype=np.int64)
     if len(table) == 0 or len(line_starts) == 0:
         return empty, empty, empty
@@ -183,6 +206,7 @@ def whole_line_matches(tokens: np.ndarray, doc_offsets: np.ndarray, line_starts:
     lengths = line_ends(line_starts, doc_offsets) - line_starts
     phrase_lengths = table.lengths
     keep = (lengths >= phrase_lengths.min()) & (lengths <= phrase_lengths.max())
+    keep &= standing_alone(line_starts, paragraph_starts, doc_offsets)
     starts = read_only(line_starts[keep].copy())
     lengths = read_only(lengths[keep].copy())
     mask = np.uint64(hash_mask)

@@ -171,8 +171,8 @@ class BloomSpan(Estimator):
 
         started = time.perf_counter()
         lines = mine_whole_lines(corpus.tokens, corpus.doc_offsets, corpus.line_starts,
-                                 params.sigma, int(params.min_line_length or 1),
-                                 params.min_length, corpus.vocab)
+                                 corpus.paragraph_starts, params.sigma,
+                                 int(params.min_line_length or 1), params.min_length, corpus.vocab)
         merged = PhraseTable.concatenate(table.with_whole_line(False), lines).sorted()
         seconds = time.perf_counter() - started
         stats.update(min_line_length=params.min_line_length, whole_line_phrases=len(lines),

@@ -16,7 +16,7 @@ MAX_COUNT = 2**62  # sigma and min_length: kernels add positions to them in int6
 # `report` and `clean` mine whole-line phrases of this many tokens or more unless told otherwise
 # (docs/benchmarks/cleaning-quality.md has the figures that chose it); `phrases` and BloomSpan
 # mine none unless asked: their answer stays the BloomSpan article's.
-CLEAN_MIN_LINE_LENGTH = 3
+CLEAN_MIN_LINE_LENGTH = 2
 
 
 def _is_int(value) -> bool:
