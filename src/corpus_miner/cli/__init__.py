@@ -9,68 +9,24 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
-import importlib
 import os
 import sys
 from collections.abc import Iterator
 
-from corpus_miner import __version__
+from corpus_miner.cli.common import print_read_problems
+from corpus_miner.cli.compile_notice import compile_notice
+from corpus_miner.cli.outputs import check_outputs
+from corpus_miner.cli.parser import build_parser  # noqa: F401 - the commands' parser
+from corpus_miner.cli.prewarm import prewarm_for
 from corpus_miner.errors import CorpusMinerError
 from corpus_miner.io.atomic import discard_stdout, os_reason, writing_stdout
 from corpus_miner.io.locations import is_remote
 from corpus_miner.io.signals import Terminated, raising_signals
 
-# The module that registers each command: `register(subparsers)` sets `handler` via set_defaults.
-# Only the module of the command asked for is imported, so that a command's start-up does not pay
-# for the other commands' imports; without a known command (--help, a typo) all are.
-_COMMANDS = {
-    "stats": "corpus_miner.cli.ingest",
-    "tokenize": "corpus_miner.cli.ingest",
-    "phrases": "corpus_miner.cli.phrases",
-    "templates": "corpus_miner.cli.templates",
-    "report": "corpus_miner.cli.report",
-    "clean": "corpus_miner.cli.report",
-    "dedup": "corpus_miner.cli.dedup",
-    "index": "corpus_miner.cli.dedup",
-    "generate": "corpus_miner.cli.generate",
-}
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # usage errors: one line, exit 2 (argparse default too)
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
-    """The parser of every command, or with `argv`, of the command it names (when it names one)."""
-    parser = _Parser(
-        prog="corpus-miner",
-        description="Find what is repeated in large text corpora (maximal frequent phrases, "
-        "near-duplicate documents) and remove it.",
-    )
-    parser.add_argument("--version", action="version", version=f"corpus-miner {__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    command = next((arg for arg in argv or () if not arg.startswith("-")), None)
-    modules = dict.fromkeys([_COMMANDS[command]] if command in _COMMANDS else _COMMANDS.values())
-    for name in modules:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:  # capability not built yet
-                continue
-            raise
-        module.register(subparsers)
-    return parser
-
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; user errors are one line on stderr and exit code 2, a signal stops the
     command with the usual 128 + signal number after its outputs are cleaned up."""
-    from corpus_miner.cli.common import print_read_problems
-    from corpus_miner.cli.compile_notice import compile_notice
-    from corpus_miner.cli.outputs import check_outputs
-    from corpus_miner.cli.prewarm import prewarm_for
-
     if sys.stderr is None:  # started with stderr closed: print(file=None) would go to stdout,
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - into records written there
     argv = sys.argv[1:] if argv is None else argv
@@ -130,13 +86,18 @@ def _exit_code(exc: BaseException) -> int:
     if isinstance(exc, BrokenPipeError):  # `corpus-miner clean ... -o - | head`: stop quietly
         discard_stdout()
         return 0
-    if isinstance(exc, MemoryError):
+    if isinstance(exc, MemoryError) or _no_thread(exc):
         return _fail("out of memory; use smaller inputs or parameters, or a machine with more "
                      "memory")
     if isinstance(exc, OSError):  # not attributed to an input or output by the library
         where = f"{exc.filename}: " if exc.filename else ""
         return _fail(f"{where}{os_reason(exc)}")
     raise exc
+
+
+def _no_thread(exc: BaseException) -> bool:
+    """A thread that could not start (its stack is memory, refused under `ulimit -v`)."""
+    return isinstance(exc, RuntimeError) and "can't start new thread" in str(exc)
 
 
 def _stopping_signal(exc: BaseException | None) -> BaseException | None:
@@ -157,10 +118,13 @@ def _fail(message: str) -> int:
 
 
 def entry_point() -> None:
+    from corpus_miner.cli.lean import lean_process
+
+    lean_process()
     code = main()
     # The process ends here. Left alone, the interpreter's exit collects every object still
-    # held (numba's type system, registries and compiled libraries, ~110,000 objects after a
-    # one-line clean) and finalises them one by one: 0.1 s of a 0.5 s command. The outputs are
-    # complete and closed, stdout is flushed: freezing them lets the process just end.
+    # held (numba's type system, registries and compiled libraries) and finalises them one by
+    # one, a visible share of a short command (figures: the first-run benchmark page). The
+    # outputs are complete and closed, stdout is flushed: freezing them lets the process end.
     gc.freeze()
     sys.exit(code)

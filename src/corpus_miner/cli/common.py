@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import stat
 import sys
 from typing import TYPE_CHECKING, Any
+
+from corpus_miner.io.locations import rereadable  # noqa: F401 - the commands' helper
 
 if TYPE_CHECKING:  # imported where used: parsing a command line needs neither numba nor pyarrow
     from corpus_miner.corpus import TokenCorpus
@@ -129,33 +130,17 @@ def shard_plan(args: argparse.Namespace, total_rows=None):
     return ShardPlan(args.shards, size, args.shard_format, total_rows).validate()
 
 
-def corpus_from_args(args: argparse.Namespace, progress: bool = True) -> TokenCorpus:
-    """Read and tokenize the inputs named on the command line (progress bar only on a TTY)."""
+def corpus_from_args(args: argparse.Namespace, progress: bool = True,
+                     lines: bool = True) -> TokenCorpus:
+    """Read and tokenize the inputs named on the command line (progress bar only on a TTY);
+    lines=False keeps no line starts (8 bytes a line that mining without whole-line phrases
+    does not use)."""
     from corpus_miner.corpus import load_corpus
 
     corpus = load_corpus(args.inputs, text_field=args.text_field, id_field=args.id_field,
-                         skip_bad=args.skip_bad, progress=progress)
+                         skip_bad=args.skip_bad, progress=progress, lines=lines)
     note_read_stats(args, corpus.read_stats)
     return corpus
-
-
-def rereadable(inputs) -> bool:
-    """Whether every input can be read a second time: files and folders, not stdin ('-') or a
-    pipe such as `<(zcat ...)`, which give their bytes once."""
-    from corpus_miner.io.locations import is_remote
-
-    for item in inputs:
-        if str(item) == "-":
-            return False
-        if is_remote(item):
-            continue  # objects can be read again (and are checked to be the same)
-        try:
-            mode = os.stat(item).st_mode
-        except OSError:
-            continue  # missing: the reader names it
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-            return False
-    return True
 
 
 def note_read_stats(args: argparse.Namespace, stats: ReadStats | None) -> None:

@@ -1,5 +1,6 @@
 """`--engine spark` for `phrases`, `report`, `clean` and `dedup`: the same commands on Spark,
-writing the local engine's outputs.
+writing the local engine's outputs. This module holds what the commands share (the arguments, the
+session, the documents frame, the miner); each command's Spark run sits beside its local one.
 
 The executors read the inputs with corpus-miner's own reader (spark.documents) and mine them with
 SparkBloomSpan, or deduplicate them with SparkLSHBloom. What comes back to the driver is small
@@ -12,38 +13,125 @@ reads the inputs a second time, as the local commands do, and applies Spark's pe
 from __future__ import annotations
 
 import argparse
+import functools
+import signal
 import sys
-import time
+import threading
 
-from corpus_miner.cli.common import shard_plan
-from corpus_miner.errors import InputError, ParameterError
+from corpus_miner.cli.common import note_read_stats
+from corpus_miner.errors import CorpusMinerError, InputError, ParameterError
 
 ENGINES = ("local", "spark")
 
 
-def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+def add_engine_arguments(parser: argparse.ArgumentParser, ray: bool = False) -> None:
     group = parser.add_argument_group("engine")
-    group.add_argument("--engine", choices=ENGINES, default="local",
+    group.add_argument("--engine", choices=ENGINES + (("ray",) if ray else ()), default="local",
                        help="local (default: in this process) or spark (needs the `spark` extra "
-                       "and Java 17+; same output)")
+                       "and Java 17+; same output)"
+                       + ("; or ray (needs the `ray` extra; same output)" if ray else ""))
     group.add_argument("--master", default="local[*]", metavar="local[N]|URL",
                        help="Spark master with --engine spark (default: %(default)s); the "
                        "input paths must be readable by every executor")
+    if ray:
+        group.add_argument("--address", default=None, metavar="auto|ray://HOST:PORT",
+                           help="Ray cluster to join with --engine ray (default: start a local "
+                           "one with this machine's cores); the input paths must be readable by "
+                           "every worker")
+    group.add_argument("--verbose", action="store_true",
+                       help="with --engine spark: show Spark's and py4j's own log lines and "
+                       "stack traces on stderr (by default only corpus-miner's messages)")
 
 
 def on_spark(args: argparse.Namespace) -> bool:
     return getattr(args, "engine", "local") == "spark"
 
 
-def _session(args: argparse.Namespace):
-    from corpus_miner.spark import local_session
+def spark_session(args: argparse.Namespace):
+    """The session on --master, checked first (one line, before any JVM starts); Spark's own
+    log lines stay off stderr unless --verbose (spark/quiet.py)."""
+    check_spark_arguments(args)
+    from pyspark import SparkContext
 
-    spark = local_session(args.master, app_name=f"corpus-miner {args.command}")
-    spark.sparkContext.setLogLevel("ERROR")
+    from corpus_miner.spark import local_session
+    from corpus_miner.spark.quiet import quiet_python, quiet_start
+
+    new_jvm = SparkContext._gateway is None
+    verbose = getattr(args, "verbose", False)
+    before = _children() if new_jvm else set()
+    ours = signal.getsignal(signal.SIGINT)
+    try:
+        with quiet_start(verbose):
+            spark = local_session(args.master, app_name=f"corpus-miner {args.command}")
+        if ours is not None and threading.current_thread() is threading.main_thread():
+            # pyspark's own Ctrl-C handler calls into the JVM from inside a JVM call (a
+            # logged "reentrant call" traceback); the command's handler stops it cleanly
+            signal.signal(signal.SIGINT, ours)
+    except BaseException:  # Ctrl-C while the JVM starts: it ignores SIGINT and would stay
+        if new_jvm:
+            from corpus_miner.spark.quiet import end_jvm
+
+            for pid in _children() - before:
+                end_jvm(pid)
+        raise
+    spark.sparkContext.setLogLevel("WARN" if verbose else "OFF")
+    quiet_python(spark, verbose)
+    if new_jvm:  # the JVM's pid, to end it if a signal stops the command (ending_the_jvm)
+        from corpus_miner.spark.quiet import jvm_pid
+
+        args.started_jvm = jvm_pid(spark)
     return spark
 
 
-def _refuse(args: argparse.Namespace, *options: str) -> None:
+def ending_the_jvm(run):
+    """`run` that, when a signal (Ctrl-C, SIGTERM) or a crash stops it, also ends the driver
+    JVM the command started: stopped mid-job it does not exit by itself (py4j's gateway thread
+    keeps it alive after the Python driver is gone) and would be left behind. A JVM that was
+    running before (a caller's session) is left alone."""
+    @functools.wraps(run)
+    def running(args: argparse.Namespace) -> int:
+        try:
+            return run(args)
+        except CorpusMinerError:
+            raise  # a one-line error: the process ends normally, and the JVM with it
+        except BaseException:
+            if getattr(args, "started_jvm", None) is not None:
+                from corpus_miner.spark.quiet import end_jvm
+
+                end_jvm(args.started_jvm)
+            raise
+
+    return running
+
+
+def _children() -> set[int]:
+    import psutil
+
+    try:
+        return {child.pid for child in psutil.Process().children()}
+    except psutil.Error:
+        return set()
+
+
+def check_spark_arguments(args: argparse.Namespace) -> None:
+    """--master and the inputs, before anything starts: a bad master, or a saved corpus
+    folder (which the executors cannot read), is one line."""
+    from corpus_miner.io.artefact import is_saved_corpus
+    from corpus_miner.spark.quiet import check_master
+
+    check_master(args.master)
+    for item in getattr(args, "inputs", None) or ():
+        try:
+            saved = is_saved_corpus(item)
+        except (OSError, ValueError):
+            saved = False
+        if saved:
+            raise InputError(f"{item}: a saved corpus folder (from `tokenize`); --engine spark "
+                             "reads JSONL, Parquet and text files only: give it the original "
+                             "inputs, or run with the local engine")
+
+
+def refuse_options(args: argparse.Namespace, *options: str) -> None:
     for option in options:
         value = getattr(args, option.lstrip("-").replace("-", "_"), None)
         if value not in (None, False):
@@ -51,20 +139,21 @@ def _refuse(args: argparse.Namespace, *options: str) -> None:
                                  "with the local engine")
 
 
-def _refuse_whole_lines(args: argparse.Namespace, note: bool = True) -> None:
-    """Whole-line phrases do not run on Spark yet: refused when asked for; when they are only
-    the command's default, a note says that the output is the local engine's with
-    --min-line-length 0."""
+def refuse_whole_lines(args: argparse.Namespace, note: bool = True) -> None:
+    """Whole-line phrases run on the local engine only: refused when asked for on another;
+    when they are only the command's default, a note says that the output is the local
+    engine's with --min-line-length 0."""
+    name = getattr(args, "engine", "spark")
     if args.min_line_length not in (None, 0):
-        raise ParameterError("--min-line-length is not supported with --engine spark yet; run "
-                             "it with the local engine (or pass --min-line-length 0)")
+        raise ParameterError(f"--min-line-length is not supported with --engine {name} yet; "
+                             "run it with the local engine (or pass --min-line-length 0)")
     if note and args.min_line_length is None:
-        print("note: --engine spark mines no whole-line phrases yet (the local engine does by "
-              "default): this is the local engine's output with --min-line-length 0",
+        print(f"note: --engine {name} mines no whole-line phrases yet (the local engine does "
+              "by default): this is the local engine's output with --min-line-length 0",
               file=sys.stderr)
 
 
-def _documents(spark, args, group_by=None):
+def spark_documents(spark, args, group_by=None):
     from pyspark import StorageLevel
 
     from corpus_miner.spark.documents import documents_frame
@@ -73,177 +162,20 @@ def _documents(spark, args, group_by=None):
                            group_by).persist(StorageLevel.MEMORY_AND_DISK)
 
 
-def _mined(args, docs):
+def spark_mined(args, docs):
     from corpus_miner.spark import SparkBloomSpan
 
     return SparkBloomSpan(sigma=args.sigma, min_length=args.min_length).fit(
         docs, text_col="text", id_col=None)
 
 
-def run_phrases(args: argparse.Namespace) -> int:
-    from corpus_miner.cli.phrases import write_outputs
-    from corpus_miner.phrases.params import PhraseParams
-    from corpus_miner.spark.documents import one_line_errors
+def note_reading(args: argparse.Namespace, docs, miner) -> None:
+    """What the executors' readers tolerated (printed after the run, as the local engine
+    does), and the local miner's note when no phrase can be frequent."""
+    from corpus_miner.spark.documents import read_stats
 
-    _refuse(args, "--filter-bytes")
-    _refuse_whole_lines(args, note=False)
-    PhraseParams(sigma=args.sigma, min_length=args.min_length)
-    spark = _session(args)
-    with one_line_errors():
-        miner = _mined(args, _documents(spark, args))
-    write_outputs(args, miner.table_, miner.stats_)
-    return 0
-
-
-def run_report(args: argparse.Namespace) -> int:
-    import numpy as np  # here: --help and the local engine's commands do not need it
-
-    from corpus_miner.coverage.coverage import Coverage, Occurrences
-    from corpus_miner.coverage.report import (
-        MISSING_GROUP,
-        CoverageReport,
-        parse_group_by,
-    )
-    from corpus_miner.phrases.params import PhraseParams
-    from corpus_miner.spark import documents
-
-    _refuse(args, "--phrases")
-    _refuse_whole_lines(args)
-    PhraseParams(sigma=args.sigma, min_length=args.min_length)
-    group_by = parse_group_by(args.group_by)
-    spark = _session(args)
-    with documents.one_line_errors():
-        docs = _documents(spark, args, group_by)
-        miner = _mined(args, docs)
-        table = miner.table_
-        figures = documents.document_figures(docs, table, args.min_length)
-        offsets = np.zeros(len(figures.tokens) + 1, np.int64)
-        np.cumsum(figures.tokens, out=offsets[1:])
-        empty = np.zeros(0, np.int64)
-        coverage = Coverage(np.zeros(0, np.uint8), offsets, figures.covered, table,
-                            figures.tokens_by_phrase, Occurrences(empty, empty, empty),
-                            int(args.min_length), int(args.sigma), "mined")
-        report = CoverageReport(coverage, top=args.top, examples=args.examples,
-                                template_share=args.template_share, group_by=args.group_by,
-                                title=args.title, inputs=args.inputs)
-        hogs = np.union1d(report.hogs_by_psi, report.hogs_by_covered)
-        wanted = {}
-        if args.examples > 0:  # the local report's choice: evenly spread over the documents
-            for phrase in hogs:
-                df = int(table.df[phrase])
-                if df:
-                    wanted[int(phrase)] = np.unique(np.linspace(0, df - 1, min(args.examples, df))
-                                                    .round().astype(np.int64))
-        examples: dict[int, list] = {}
-        index = {}
-        for phrase, unit, row, start in documents.first_occurrences(docs, table, args.min_length,
-                                                                    wanted):
-            d = int(figures.unit_offsets[unit] + row)
-            index[d] = (unit, row)
-            examples.setdefault(d, []).append((phrase, start, int(table.lengths[phrase])))
-        for d in report.template_docs[:report.top]:
-            unit = int(np.searchsorted(figures.unit_offsets, d, side="right") - 1)
-            index[int(d)] = (unit, int(d - figures.unit_offsets[unit]))
-        texts = documents.texts_of(docs, list(index.values()))
-    ids = figures.doc_ids()
-    for d in sorted(index):  # documents in input order, each one's examples by phrase: the
-        _, text = texts[index[d]]  # order in which the local report adds contexts
-        report.add_document(d, ids[d], text or "", sorted(examples.get(d, ())), "spark")
-    if group_by is not None:
-        if len(figures.groups) and all(g is None for g in figures.groups):
-            raise InputError(f"--group-by field {group_by[0]!r} is in no record")
-        report.add_groups([MISSING_GROUP if g is None else g for g in figures.groups])
-    from corpus_miner.cli.report import write_report_outputs
-
-    write_report_outputs(args, report)
-    return 0
-
-
-def run_clean(args: argparse.Namespace) -> int:
-    import numpy as np  # here: --help and the local engine's commands do not need it
-
-    from corpus_miner.cli.report import finish_clean
-    from corpus_miner.coverage.clean import Cleaner, CleanParams
-    from corpus_miner.phrases.params import PhraseParams
-    from corpus_miner.spark import documents
-
-    _refuse(args, "--phrases", "--allow", "--keep-first")
-    _refuse_whole_lines(args)
-    PhraseParams(sigma=args.sigma, min_length=args.min_length)
-    CleanParams(args.mode, False, (), args.drop_above, args.mask_text).validate()
-    spark = _session(args)
-    with documents.one_line_errors():
-        docs = _documents(spark, args)
-        miner = _mined(args, docs)
-        figures = documents.document_figures(docs, miner.table_, args.min_length,
-                                             with_runs=True)
-    offsets = np.zeros(len(figures.tokens) + 1, np.int64)
-    np.cumsum(figures.tokens, out=offsets[1:])
-    mask = np.zeros(int(offsets[-1]), np.uint8)  # 1 byte per token on the driver
-    assert figures.runs is not None  # asked for with_runs
-    for d, runs in enumerate(figures.runs):
-        for first, end in runs:
-            mask[offsets[d] + first:offsets[d] + end] = 1
-    cleaner = Cleaner(args.mode, False, (), args.drop_above, args.mask_text)
-    cleaner.fit_mask(mask, offsets)
-    stats = cleaner.write(args.inputs, args.output, text_field=args.text_field,
-                          id_field=args.id_field, skip_bad=args.skip_bad,
-                          shards=shard_plan(args))
-    finish_clean(args, stats, int(figures.covered.sum()) / max(int(offsets[-1]), 1))
-    return 0
-
-
-def run_dedup(args: argparse.Namespace) -> int:
-    import numpy as np  # here: --help and the local engine's commands do not need it
-    from pyspark.sql import functions as F
-
-    from corpus_miner.cli.dedup import _read, _selection
-    from corpus_miner.dedup.result import DedupResult
-    from corpus_miner.io import ReadStats, write_records
-    from corpus_miner.spark import SparkLSHBloom, documents
-
-    started = time.perf_counter()
-    model = SparkLSHBloom(threshold=args.threshold, num_perm=args.num_perm, mode=args.mode,
-                          num_bands=args.num_bands, fp_prob=args.fp_prob,
-                          shingle_size=args.shingle_size, seed=args.seed,
-                          expected_items=args.expected_items,
-                          max_shingles=args.max_shingles, sketch=args.sketch,
-                          shingle_kind="word" if args.word_shingles else "char")
-    spark = _session(args)
-    with documents.one_line_errors():
-        docs = _documents(spark, args)
-        counts = docs.groupBy("unit").count().collect()
-        sizes = np.zeros(max([r["unit"] for r in counts], default=-1) + 1, np.int64)
-        for row in counts:
-            sizes[row["unit"]] = row["count"]
-        first = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-        offset_of = F.element_at(F.create_map(*[F.lit(x) for u, o in enumerate(first)
-                                                for x in (u, int(o))]), F.col("unit"))
-        ordered = docs.select((offset_of + F.col("row")).alias("order"), F.coalesce(
-            "id", (offset_of + F.col("row")).cast("string")).alias("id"), "text")
-        result = model.deduplicate(ordered, text_col="text", id_col="id", order_col="order",
-                                   annotate=True).orderBy("order")
-        columns = ["is_duplicate"] + (["duplicate_of"] if "duplicate_of" in result.columns
-                                      else [])
-        flags = result.select(*columns).toArrow()
-    is_duplicate = flags.column("is_duplicate").to_numpy(zero_copy_only=False)
-    duplicate_of = flags.column("duplicate_of").to_pylist() if len(columns) > 1 else None
-    answer = DedupResult(is_duplicate, duplicate_of_id=duplicate_of)
-    stats = ReadStats()
-
-    def tables():
-        start = 0
-        for batch in _read(args, stats, "writing"):
-            part = answer.part(start, start + len(batch))
-            start += len(batch)
-            yield _selection(batch, part, args.annotate)
-
-    written = write_records(tables(), args.output,
-                            shards=shard_plan(args, total_rows=len(is_duplicate)))
-    if args.save_index:
-        model.save(args.save_index)
-    print(f"dedup: {int(is_duplicate.sum()):,} of {len(is_duplicate):,} documents are "
-          f"near-duplicates of an earlier one (similarity >= {args.threshold:g}, {args.mode}, "
-          f"Spark); {written:,} written{' with is_duplicate' if args.annotate else ''} to "
-          f"{args.output} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    return 0
+    stats = read_stats(docs)
+    note_read_stats(args, stats)
+    if miner.stats_.get("note") is None and args.sigma > stats.documents:
+        miner.stats_["note"] = (f"sigma={args.sigma} exceeds the {stats.documents} documents: "
+                                "no phrase can be frequent")

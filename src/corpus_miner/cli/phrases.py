@@ -6,9 +6,11 @@ Rows go to OUT by extension (.jsonl / .jsonl.gz / .tsv / .parquet, written atomi
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
+from corpus_miner.cli import engine
 from corpus_miner.cli.common import (
     add_input_arguments,
     add_mining_arguments,
@@ -41,7 +43,7 @@ def register(subparsers) -> None:
                         "JSONL on stdout)")
     parser.add_argument("--stats", default=None, metavar="FILE",
                         help="write run statistics (counts, seconds per stage, peak RSS) as JSON")
-    add_engine_arguments(parser)
+    add_engine_arguments(parser, ray=True)
     parser.set_defaults(handler=run, outputs=OUTPUTS)
 
 
@@ -66,14 +68,16 @@ def run(args) -> int:
     from corpus_miner.phrases.params import PhraseParams
 
     if on_spark(args):
-        from corpus_miner.cli.engine import run_phrases
+        return _run_on_spark(args)
+    if args.engine == "ray":
+        from corpus_miner.cli.ray_engine import run_phrases as run_on_ray
 
-        return run_phrases(args)
+        return run_on_ray(args)
     # parameters first: a typo in --sigma should not cost a tokenization pass
     lines = min_line_length(args)
     PhraseParams(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm,
                  filter_bytes=args.filter_bytes, min_line_length=lines)
-    corpus = corpus_from_args(args)
+    corpus = corpus_from_args(args, lines=lines is not None)
     miner = BloomSpan(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm,
                       filter_bytes=args.filter_bytes, min_line_length=lines).fit(corpus)
     write_outputs(args, miner.phrases_, miner.stats_)
@@ -95,3 +99,20 @@ def write_outputs(args, table, stats: dict) -> None:
         with atomic_path(args.stats) as tmp:
             tmp.write_text(json.dumps(stats, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     _print_summary(stats, args.output, args.stats)
+
+
+@engine.ending_the_jvm
+def _run_on_spark(args: argparse.Namespace) -> int:
+    from corpus_miner.phrases.params import PhraseParams
+    from corpus_miner.spark.documents import one_line_errors
+
+    engine.refuse_options(args, "--filter-bytes")
+    engine.refuse_whole_lines(args, note=False)
+    PhraseParams(sigma=args.sigma, min_length=args.min_length)
+    spark = engine.spark_session(args)
+    with one_line_errors():
+        docs = engine.spark_documents(spark, args)
+        miner = engine.spark_mined(args, docs)
+    engine.note_reading(args, docs, miner)
+    write_outputs(args, miner.table_, miner.stats_)
+    return 0

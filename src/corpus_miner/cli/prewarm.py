@@ -203,7 +203,7 @@ def main(argv: list[str]) -> int:
     _end_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C in the terminal: end quietly
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    from corpus_miner.cli import build_parser
+    from corpus_miner.cli.parser import build_parser
 
     args = build_parser(argv).parse_args(argv)
     plan = _PLANS.get(args.command)
@@ -215,5 +215,8 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    from corpus_miner.cli.lean import lean_process
+
+    lean_process()
     code = main(sys.argv[1:])
     os._exit(code)  # not the interpreter's exit: the stdin watcher is blocked reading

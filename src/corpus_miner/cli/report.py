@@ -11,11 +11,22 @@ import argparse
 import json
 import sys
 
+from corpus_miner.cli import engine
+from corpus_miner.cli.common import (
+    add_input_arguments,
+    add_mining_arguments,
+    add_record_output_argument,
+    corpus_from_args,
+    rereadable,
+    shard_plan,
+    text_argument,
+)
+from corpus_miner.cli.engine import add_engine_arguments, on_spark
+from corpus_miner.cli.outputs import Output
 from corpus_miner.errors import InputError, ParameterError
 
 
 def _add_common(parser: argparse.ArgumentParser, saved_corpus: bool = True) -> None:
-    from corpus_miner.cli.common import add_input_arguments, add_mining_arguments
     from corpus_miner.phrases.params import CLEAN_MIN_LINE_LENGTH
 
     parser.set_defaults(line_default=CLEAN_MIN_LINE_LENGTH)
@@ -33,9 +44,6 @@ def _add_common(parser: argparse.ArgumentParser, saved_corpus: bool = True) -> N
 
 
 def register(subparsers) -> None:
-    from corpus_miner.cli.common import add_record_output_argument, text_argument
-    from corpus_miner.cli.engine import add_engine_arguments
-    from corpus_miner.cli.outputs import Output
     from corpus_miner.io.formats import OUTPUT_SUFFIXES
 
     report = subparsers.add_parser(
@@ -113,6 +121,16 @@ def _check_parameters(args) -> None:
                      min_line_length=min_line_length(args))
 
 
+def _needs_lines(args) -> bool:
+    """Whether the run needs line starts in the corpus: whole-line phrases (--min-line-length or
+    its default, or a phrase file: it may hold whole-line rows), or templates with slots (their
+    line-end slots and line test)."""
+    from corpus_miner.cli.common import min_line_length
+
+    return (args.phrases is not None or min_line_length(args) is not None
+            or bool(getattr(args, "slots", False) or getattr(args, "templates", None)))
+
+
 def _coverage(args, corpus):
     from corpus_miner.cli.common import min_line_length
     from corpus_miner.corpus import tokenize
@@ -154,24 +172,20 @@ def _write_json(data: dict, path: str) -> None:
 
 
 def run_report(args) -> int:
-    from corpus_miner.cli.common import corpus_from_args, rereadable
-    from corpus_miner.cli.engine import on_spark
     from corpus_miner.cli.templates import template_occurrences
     from corpus_miner.coverage.report import CoverageReport, parse_group_by
     from corpus_miner.io import read_documents
 
     _check_parameters(args)
     if on_spark(args):
-        from corpus_miner.cli.engine import run_report as run_on_spark
-
-        return run_on_spark(args)
+        return _report_on_spark(args)
     parse_group_by(args.group_by)
     again = _original_inputs(args) and rereadable(args.inputs)
     if args.group_by and not again:
         raise ParameterError("--group-by reads the inputs a second time, which a saved corpus "
                              "(no fields), stdin ('-') or a pipe cannot give; use the original "
                              "files")
-    corpus = corpus_from_args(args)
+    corpus = corpus_from_args(args, lines=_needs_lines(args))
     coverage = _coverage(args, corpus)
     report = CoverageReport(coverage, top=args.top, examples=args.examples,
                             template_share=args.template_share, group_by=args.group_by,
@@ -212,16 +226,12 @@ _DONE = {"remove": "removed", "mask": "masked", "annotate": "annotated"}
 
 
 def run_clean(args) -> int:
-    from corpus_miner.cli.common import corpus_from_args, rereadable, shard_plan
-    from corpus_miner.cli.engine import on_spark
     from corpus_miner.cli.templates import template_occurrences
     from corpus_miner.coverage.clean import Cleaner, CleanParams
 
     _check_parameters(args)
     if on_spark(args):
-        from corpus_miner.cli.engine import run_clean as run_on_spark
-
-        return run_on_spark(args)
+        return _clean_on_spark(args)
     allow = tuple(read_phrase_texts(args.allow)) if args.allow else ()
     params = CleanParams(args.mode, args.keep_first, allow, args.drop_above, args.mask_text)
     params.validate()
@@ -231,7 +241,7 @@ def run_clean(args) -> int:
     if not rereadable(args.inputs):
         raise ParameterError("clean reads its inputs twice (tokens, then text); stdin ('-') "
                              "or a pipe cannot be read twice: save it to a file first")
-    corpus = corpus_from_args(args)
+    corpus = corpus_from_args(args, lines=_needs_lines(args))
     coverage = _coverage(args, corpus)
     found = template_occurrences(args, corpus, coverage)
     if found is None:
@@ -263,3 +273,51 @@ def finish_clean(args, stats: dict, coverage_share: float) -> None:
           + (f", {stats['tokens_protected']:,} protected" if stats["tokens_protected"] else "")
           + (f"; {stats['documents_not_text']:,} texts that are not strings left as they were"
              if stats["documents_not_text"] else ""), file=sys.stderr)
+
+
+@engine.ending_the_jvm
+def _report_on_spark(args: argparse.Namespace) -> int:
+    from corpus_miner.coverage.report import parse_group_by
+    from corpus_miner.phrases.params import PhraseParams
+    from corpus_miner.spark import documents
+    from corpus_miner.spark.apply import documents_report
+
+    engine.refuse_options(args, "--phrases")
+    engine.refuse_whole_lines(args)
+    PhraseParams(sigma=args.sigma, min_length=args.min_length)
+    group_by = parse_group_by(args.group_by)
+    spark = engine.spark_session(args)
+    with documents.one_line_errors():
+        docs = engine.spark_documents(spark, args, group_by)
+        miner = engine.spark_mined(args, docs)
+        engine.note_reading(args, docs, miner)
+        report = documents_report(docs, miner.table_, args.sigma, args.min_length, top=args.top,
+                                  examples=args.examples, template_share=args.template_share,
+                                  group_by=args.group_by, title=args.title, inputs=args.inputs)
+    write_report_outputs(args, report)
+    return 0
+
+
+@engine.ending_the_jvm
+def _clean_on_spark(args: argparse.Namespace) -> int:
+    from corpus_miner.coverage.clean import CleanParams
+    from corpus_miner.phrases.params import PhraseParams
+    from corpus_miner.spark import documents
+    from corpus_miner.spark.apply import inputs_cleaner
+
+    engine.refuse_options(args, "--phrases", "--allow", "--keep-first")
+    engine.refuse_whole_lines(args)
+    PhraseParams(sigma=args.sigma, min_length=args.min_length)
+    CleanParams(args.mode, False, (), args.drop_above, args.mask_text).validate()
+    spark = engine.spark_session(args)
+    with documents.one_line_errors():
+        docs = engine.spark_documents(spark, args)
+        miner = engine.spark_mined(args, docs)
+        engine.note_reading(args, docs, miner)
+        cleaner, share = inputs_cleaner(docs, miner.table_, args.min_length, mode=args.mode,
+                                        mask_text=args.mask_text, drop_above=args.drop_above)
+    stats = cleaner.write(args.inputs, args.output, text_field=args.text_field,
+                          id_field=args.id_field, skip_bad=args.skip_bad,
+                          shards=shard_plan(args))
+    finish_clean(args, stats, share)
+    return 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass
 
@@ -20,9 +20,16 @@ from corpus_miner.corpus.parallel import ParallelTokenizer, TokenizedBlock
 from corpus_miner.corpus.token_corpus import TokenCorpus, corpus_writer
 from corpus_miner.corpus.tokenizer import resized
 from corpus_miner.io.artefact import is_saved_corpus
+from corpus_miner.io.digest import OrderedDigest
 from corpus_miner.io.locations import is_remote
 from corpus_miner.io.progress import byte_progress, input_bytes
-from corpus_miner.io.readers import DEFAULT_BATCH_BYTES, STDIN, ReadStats, read_documents
+from corpus_miner.io.readers import (
+    DEFAULT_BATCH_BYTES,
+    STDIN,
+    DocumentBatch,
+    ReadStats,
+    read_documents,
+)
 from corpus_miner.io.strings import StringList
 
 _READ_AHEAD = 4  # batches; reading overlaps tokenizing
@@ -30,11 +37,12 @@ _READ_AHEAD = 4  # batches; reading overlaps tokenizing
 
 def load_corpus(inputs, *, text_field: str = "text", id_field: str = "id", skip_bad: bool = False,
                 progress: bool = False, batch_size: int = DEFAULT_BATCH_BYTES,
-                threads: int | None = None) -> TokenCorpus:
+                threads: int | None = None, lines: bool = True) -> TokenCorpus:
     """Read and tokenize documents; a single saved corpus folder is loaded (memory-mapped) instead.
 
     Memory: 4 bytes per token (plus growth slack), 8 bytes per line and per paragraph (their
-    starts) + the vocabulary + a few input batches.
+    starts; lines=False keeps none, and the corpus's line_starts is None) + the vocabulary + a
+    few input batches.
     progress=True shows a progress bar on stderr when it is a terminal. threads: tokenizing
     threads (default: every core this process may use); the ids do not depend on it.
     """
@@ -42,19 +50,35 @@ def load_corpus(inputs, *, text_field: str = "text", id_field: str = "id", skip_
     if _is_one_saved_corpus(inputs):
         return TokenCorpus.load(inputs[0])
     stats = ReadStats()
+    batches = read_documents(inputs, stats=stats, prefetch=_READ_AHEAD, text_field=text_field,
+                             id_field=id_field, skip_bad=skip_bad, batch_size=batch_size)
+    return tokenize_batches(batches, stats, progress=progress, inputs=inputs, threads=threads,
+                            lines=lines)
+
+
+def tokenize_batches(batches: Iterable[DocumentBatch], stats: ReadStats | None = None, *,
+                     progress: bool = False, inputs=(), threads: int | None = None,
+                     lines: bool = True) -> TokenCorpus:
+    """The TokenCorpus of a stream of DocumentBatches (what load_corpus builds from its
+    readers). stats: the ReadStats the batches' reader counts into, kept as read_stats;
+    inputs: the files the progress bar measures; lines: keep the line starts (load_corpus)."""
+    stats = stats if stats is not None else ReadStats()
     tokenizer = ParallelTokenizer(threads)
     tokens = np.zeros(1 << 16, dtype=np.uint32)
     doc_offsets = np.zeros(1 << 10, dtype=np.int64)
     n_tokens = n_docs = 0
     id_arrays = []
+    digest = OrderedDigest()
     line_parts: list[np.ndarray] = []
     paragraph_parts: list[np.ndarray] = []
-    for block in _tokenized(inputs, tokenizer, stats, progress, text_field=text_field,
-                            id_field=id_field, skip_bad=skip_bad, batch_size=batch_size):
+    for block in _tokenized_batches(batches, tokenizer, stats, progress, inputs):
+        for batch in block.batches:
+            digest.update(batch.texts, digest.documents)
         n, d = len(block.tokens), len(block.doc_offsets) - 1
-        lines, paragraphs = block.line_starts(n_tokens)
-        line_parts.append(lines)
-        paragraph_parts.append(paragraphs)
+        if lines:
+            line_starts, paragraph_starts = block.line_starts(n_tokens)
+            line_parts.append(line_starts)
+            paragraph_parts.append(paragraph_starts)
         if n_tokens + n > len(tokens):
             tokens = resized(tokens, max(n_tokens + n, len(tokens) * 3 // 2))
         if n_docs + d + 1 > len(doc_offsets):
@@ -66,7 +90,9 @@ def load_corpus(inputs, *, text_field: str = "text", id_field: str = "id", skip_
         id_arrays += [batch.ids for batch in block.batches]
     return TokenCorpus(resized(tokens, n_tokens), resized(doc_offsets, n_docs + 1),
                        StringList.from_arrow(id_arrays), tokenizer.vocabulary.strings(), stats,
-                       _joined(line_parts), _joined(paragraph_parts))
+                       texts_digest=digest.state(),
+                       line_starts=_joined(line_parts) if lines else None,
+                       paragraph_starts=_joined(paragraph_parts) if lines else None)
 
 
 def save_corpus(inputs, output, *, text_field: str = "text", id_field: str = "id",
@@ -146,6 +172,11 @@ def _is_one_saved_corpus(inputs: list) -> bool:
 def _tokenized(inputs: list, tokenizer: ParallelTokenizer, stats: ReadStats, progress: bool,
                **read_options) -> Iterator[TokenizedBlock]:
     batches = read_documents(inputs, stats=stats, prefetch=_READ_AHEAD, **read_options)
+    return _tokenized_batches(batches, tokenizer, stats, progress, inputs)
+
+
+def _tokenized_batches(batches: Iterable[DocumentBatch], tokenizer: ParallelTokenizer,
+                       stats: ReadStats, progress: bool, inputs) -> Iterator[TokenizedBlock]:
     bar = byte_progress() if progress and sys.stderr.isatty() else None
     with bar or nullcontext():
         task = bar.add_task("tokenizing", total=input_bytes(inputs)) if bar else None

@@ -65,6 +65,9 @@ class TokenCorpus:
     doc_ids:     document ids (str), one per document
     vocab:       token id -> token string; ids in order of first appearance
     read_stats:  what the readers counted while building it (None when unknown)
+    texts_digest: (documents, value) of io.digest.OrderedDigest over the texts it was built
+                 from (None when loaded from a folder): a second read of the inputs (`clean`
+                 writing them back) is checked against it
     line_starts: int64, ascending token indices of the first token of every line (the lines of
                  `str.splitlines()` that hold a token; `corpus.tokenizer.line_starts` is the
                  definition), so every non-empty document's first token is one; None when the
@@ -79,6 +82,7 @@ class TokenCorpus:
     doc_ids: Sequence[str]
     vocab: Sequence[str]
     read_stats: ReadStats | None = None
+    texts_digest: tuple[int, int] | None = None
     line_starts: np.ndarray | None = None
     paragraph_starts: np.ndarray | None = None
 
@@ -176,7 +180,8 @@ class TokenCorpus:
         return cls(arrays["tokens"], arrays["doc_offsets"],
                    StringList(arrays["doc_id_offsets"], arrays["doc_id_bytes"]),
                    StringList(arrays["vocab_offsets"], arrays["vocab_bytes"]),
-                   _read_stats(saved.metadata.get("read_stats")), lines, paragraphs)
+                   _read_stats(saved.metadata.get("read_stats")),
+                   line_starts=lines, paragraph_starts=paragraphs)
 
 
 class TokenCorpusWriter:

@@ -12,6 +12,7 @@ import fnmatch
 import os
 import posixpath
 import re
+import stat
 from urllib.parse import urlsplit, urlunsplit
 
 from corpus_miner.errors import ParameterError
@@ -180,3 +181,20 @@ def parse_size(text: str) -> int:
     if size < 1:
         raise ParameterError(f"{text!r}: not a size; write e.g. 512MB, 1GiB or 100000000")
     return size
+
+
+def rereadable(inputs) -> bool:
+    """Whether every input can be read a second time: files and folders, not stdin ('-') or a
+    pipe such as `<(zcat ...)`, which give their bytes once."""
+    for item in inputs:
+        if str(item) == "-":
+            return False
+        if is_remote(item):
+            continue  # objects can be read again (and are checked to be the same)
+        try:
+            mode = os.stat(item).st_mode
+        except OSError:
+            continue  # missing: the reader names it
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            return False
+    return True

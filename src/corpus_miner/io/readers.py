@@ -144,6 +144,35 @@ def read_documents(inputs, *, text_field: str = "text", id_field: str = "id",
     yield from batches
 
 
+def read_arrow(records, *, text_field: str = "text", id_field: str = "id",
+               stats: ReadStats | None = None, batch_size: int = DEFAULT_BATCH_BYTES,
+               source: str = "<arrow>") -> Iterator[DocumentBatch]:
+    """Stream the documents of a pyarrow Table, RecordBatch or RecordBatchReader (one per row)
+    as DocumentBatches, by the rules of the file readers: the text field must be a column,
+    null or non-string texts are empty documents (counted), bytes are decoded as UTF-8, ids
+    are the id column as text, else the 0-based row number."""
+    if isinstance(records, pa.RecordBatch):
+        records = pa.Table.from_batches([records])
+    stats = stats if stats is not None else ReadStats()
+    reader = _Reader(text_field, id_field, False, stats, max(1, int(batch_size)))
+    pieces = [records] if isinstance(records, pa.Table) else records
+    for piece in pieces:
+        table = piece if isinstance(piece, pa.Table) else pa.Table.from_batches([piece])
+        names = table.schema.names
+        if text_field not in names:
+            raise InputError(f"{source}: no column {text_field!r} (columns: "
+                             f"{', '.join(names) or 'none'}); name the text column")
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise InputError(f"{source}: more than one column named {', '.join(twice)}; rename "
+                             "them apart")
+        rows = max(1, reader.batch_size // max(1, table.nbytes // max(1, table.num_rows)))
+        for start in range(0, table.num_rows, rows):
+            part = table.slice(start, rows)
+            stats.input_bytes += part.nbytes
+            yield reader._batch(part, source, require_field=True, validate_utf8=True)
+
+
 _DONE = object()
 
 
@@ -420,12 +449,17 @@ class _Reader:
             if require_field:
                 raise _missing_field(source, self.text_field, table.column_names)
             texts, null_texts = _empty_strings(n), n
-        elif python_texts is not None:
-            null_texts = sum(1 for t in python_texts if not isinstance(t, str))
-            texts = pa.array([t if isinstance(t, str) else "" for t in python_texts], pa.string())
         else:
-            texts, null_texts = self._arrow_texts(_one_array(table.column(self.text_field)),
-                                                  validate_utf8)
+            if python_texts is None and is_json_text(table.schema.field(self.text_field)):
+                # a mixed-type field we wrote: its strings are JSON texts, decoded like the ids
+                python_texts = json_values(table, self.text_field)
+            if python_texts is not None:
+                null_texts = sum(1 for t in python_texts if not isinstance(t, str))
+                texts = pa.array([t if isinstance(t, str) else "" for t in python_texts],
+                                 pa.string())
+            else:
+                texts, null_texts = self._arrow_texts(
+                    _one_array(table.column(self.text_field)), validate_utf8)
         ids = self._ids(table, n)
         offsets, _ = arrow_string_buffers(texts)
         self.stats.documents += n

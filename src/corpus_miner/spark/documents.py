@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyspark.accumulators import AccumulatorParam
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -94,6 +95,9 @@ def documents_frame(spark, inputs, text_field: str = "text", id_field: str = "id
     value (coverage.report's rule) when group_by = (field, derive host) is given."""
     units = input_units(inputs)
     rows = spark.sparkContext.parallelize(list(enumerate(units)), max(len(units), 1))
+    # what the readers tolerated, per unit: a retried or recomputed task sends its unit's
+    # figures again, which replace the first ones instead of adding to them
+    unit_stats = spark.sparkContext.accumulator({}, _UnitStats())
     from corpus_miner.io.remote import pinned_identities
     from corpus_miner.io.storage import current_storage_options
 
@@ -101,28 +105,15 @@ def documents_frame(spark, inputs, text_field: str = "text", id_field: str = "id
 
     def read(partition) -> Iterator:
         from corpus_miner.coverage.report import _group_values  # the report's own rule
-        from corpus_miner.io import read_documents
+        from corpus_miner.io import ReadStats, read_documents
         from corpus_miner.io.remote import reading_as_on_driver
 
         for unit, path in partition:
-            for batch in reading_as_on_driver(options, pinned, read_documents(
-                    [path], text_field=text_field, id_field=id_field, skip_bad=skip_bad)):
-                n = len(batch)
-                records = batch.records
-                ids = batch.ids
-                if id_field in records.column_names:  # null ids become global row numbers
-                    ids = pc.if_else(pc.is_null(records.column(id_field).combine_chunks()),
-                                     pa.nulls(n, pa.string()), ids)
-                else:
-                    ids = pa.nulls(n, pa.string())
-                group = pa.nulls(n, pa.string())
-                if group_by is not None and group_by[0] in records.column_names:
-                    group = pa.array(_group_values(records, *group_by), pa.string())
-                yield pa.RecordBatch.from_arrays(
-                    [pa.array(np.full(n, unit, np.int32)),
-                     pa.array(np.arange(batch.first_row, batch.first_row + n, dtype=np.int64)),
-                     ids.cast(pa.string()), batch.texts.cast(pa.string()), group],
-                    names=["unit", "row", "id", "text", "grp"])
+            stats = ReadStats()
+            yield from _unit_rows(unit, reading_as_on_driver(options, pinned, read_documents(
+                [path], text_field=text_field, id_field=id_field, skip_bad=skip_bad,
+                stats=stats)), id_field, group_by, _group_values)
+            unit_stats.add({unit: stats.as_dict()})
 
     def as_arrow(batches):
         return read((row[0], row[1]) for batch in batches
@@ -130,7 +121,74 @@ def documents_frame(spark, inputs, text_field: str = "text", id_field: str = "id
                                     strict=True))
 
     units_df = spark.createDataFrame(rows, "unit int, path string")
-    return units_df.mapInArrow(as_arrow, DOCUMENTS)
+    frame = units_df.mapInArrow(as_arrow, DOCUMENTS)
+    frame._corpus_miner_read_stats = unit_stats  # persist() returns the same object
+    return frame
+
+
+class _UnitStats(AccumulatorParam):
+    """{unit: ReadStats.as_dict()}, merged by unit."""
+
+    def zero(self, value):
+        return {}
+
+    def addInPlace(self, value1, value2):  # noqa: N802 - pyspark's name
+        value1.update(value2)
+        return value1
+
+
+def read_stats(docs: DataFrame):
+    """The ReadStats of what the executors read for `docs` (once an action computed it)."""
+    from corpus_miner.io import ReadStats
+
+    total = ReadStats()
+    accumulator = getattr(docs, "_corpus_miner_read_stats", None)
+    for figures in accumulator.value.values() if accumulator is not None else ():
+        for name, value in figures.items():
+            setattr(total, name, getattr(total, name) + value)
+    return total
+
+
+def _unit_rows(unit: int, batches, id_field: str, group_by, group_values) -> Iterator:
+    """The rows of the documents frame for the batches of one unit."""
+    for batch in batches:
+        n = len(batch)
+        records = batch.records
+        ids = batch.ids
+        if id_field in records.column_names:  # null ids become global row numbers
+            ids = pc.if_else(pc.is_null(records.column(id_field).combine_chunks()),
+                             pa.nulls(n, pa.string()), ids)
+        else:
+            ids = pa.nulls(n, pa.string())
+        group = pa.nulls(n, pa.string())
+        if group_by is not None and group_by[0] in records.column_names:
+            group = pa.array(group_values(records, *group_by), pa.string())
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(np.full(n, unit, np.int32)),
+             pa.array(np.arange(batch.first_row, batch.first_row + n, dtype=np.int64)),
+             ids.cast(pa.string()), batch.texts.cast(pa.string()), group],
+            names=["unit", "row", "id", "text", "grp"])
+
+
+def unit_offsets(docs: DataFrame) -> np.ndarray:
+    """The global index of the first row of every unit (input file part) of documents_frame."""
+    counts = docs.groupBy("unit").count().collect()
+    sizes = np.zeros(max([r["unit"] for r in counts], default=-1) + 1, np.int64)
+    for row in counts:
+        sizes[row["unit"]] = row["count"]
+    return np.concatenate(([0], np.cumsum(sizes)[:-1]))
+
+
+def with_row_ids(docs: DataFrame, first: np.ndarray | None = None) -> DataFrame:
+    """Rows of documents_frame with `order` (the global row number) and every null id replaced
+    by that number as text, as the local readers number records without an id. first: the
+    unit_offsets of docs, when the caller has them."""
+    first = unit_offsets(docs) if first is None else first
+    offset_of = F.element_at(F.create_map(*[F.lit(x) for u, o in enumerate(first)
+                                            for x in (u, int(o))]), F.col("unit"))
+    order = offset_of + F.col("row")
+    return docs.select(order.alias("order"), F.coalesce("id", order.cast("string")).alias("id"),
+                       "text")
 
 
 @contextmanager
@@ -233,7 +291,8 @@ def first_occurrences(docs: DataFrame, table: PhraseTable, min_length: int,
             phrase, doc, start = occ.phrase[keep], occ.doc[keep], occ.start[keep]
             order = np.lexsort((start, phrase, doc))  # the earliest of each (doc, phrase) first
             phrase, doc, start = phrase[order], doc[order], start[order]
-            first = np.concatenate(([True], (phrase[1:] != phrase[:-1]) | (doc[1:] != doc[:-1])))
+            first = np.ones(len(phrase), dtype=bool)  # a batch may hold no occurrence
+            first[1:] = (phrase[1:] != phrase[:-1]) | (doc[1:] != doc[:-1])
             phrase, doc, start = phrase[first], doc[first], start[first]
             yield pa.RecordBatch.from_arrays(
                 [pa.array(phrase, pa.int64()),
@@ -265,3 +324,39 @@ def texts_of(docs: DataFrame, wanted: list[tuple[int, int]]) -> dict[tuple[int, 
 
 def _shared_table(docs: DataFrame, table: PhraseTable, min_length: int):
     return shared_value(docs.sparkSession, shipped_table(table, min_length))
+
+
+def texts_digest(docs: DataFrame, unit_offsets: np.ndarray) -> tuple[int, int]:
+    """(documents, value) of io.digest.OrderedDigest over the texts the executors read, each
+    at its global index (unit_offsets[unit] + row): what the driver's second read of the
+    inputs must give again."""
+    offsets = [int(x) for x in unit_offsets]
+
+    def digest(batches) -> Iterator:
+        from corpus_miner.io.digest import OrderedDigest
+
+        found = OrderedDigest()
+        for batch in batches:
+            units = batch.column(0).to_numpy(zero_copy_only=False)
+            rows = batch.column(1).to_numpy(zero_copy_only=False)
+            texts = batch.column(2)
+            start = 0  # runs of consecutive rows of one unit: one kernel call each
+            breaks = np.flatnonzero((np.diff(units) != 0) | (np.diff(rows) != 1)) + 1
+            for stop in [*breaks.tolist(), len(units)]:
+                if stop > start:
+                    found.update(texts.slice(start, stop - start),
+                                 offsets[int(units[start])] + int(rows[start]))
+                start = stop
+        value = found.value - (1 << 64) if found.value >= 1 << 63 else found.value
+        yield pa.RecordBatch.from_arrays([pa.array([value], pa.int64()),
+                                          pa.array([found.documents], pa.int64())],
+                                         names=["value", "documents"])
+
+    parts = docs.select("unit", "row", "text").mapInArrow(
+        digest, "value long, documents long").collect()
+    from corpus_miner.io.digest import OrderedDigest
+
+    total = OrderedDigest()
+    for part in parts:
+        total.combine(part["value"] & ((1 << 64) - 1), part["documents"])
+    return total.state()
