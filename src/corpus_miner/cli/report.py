@@ -122,11 +122,13 @@ def _check_parameters(args) -> None:
 
 
 def _needs_lines(args) -> bool:
-    """Whether the run mines or applies whole-line phrases (so the corpus keeps line starts):
-    --min-line-length (or its default), or a phrase file (it may hold whole-line rows)."""
+    """Whether the run needs line starts in the corpus: whole-line phrases (--min-line-length or
+    its default, or a phrase file: it may hold whole-line rows), or templates with slots (their
+    line-end slots and line test)."""
     from corpus_miner.cli.common import min_line_length
 
-    return args.phrases is not None or min_line_length(args) is not None
+    return (args.phrases is not None or min_line_length(args) is not None
+            or bool(getattr(args, "slots", False) or getattr(args, "templates", None)))
 
 
 def _coverage(args, corpus):
