@@ -77,9 +77,18 @@ def test_folders_indexes_and_generated_corpora_on_s3(s3, corpus, tmp_path):
     source_local, source_remote = str(corpus / "web.parquet"), f"{remote}/web.parquet"
     assert main(["index", "build", source_local, "-o", str(tmp_path / "index")]) == 0
     assert main(["index", "build", source_remote, "-o", f"{out}/index/"]) == 0
-    files = sorted(p.name for p in (tmp_path / "index").iterdir())
+    files = sorted(p.relative_to(tmp_path / "index").as_posix()
+                   for p in (tmp_path / "index").rglob("*") if p.is_file())
     assert s3.keys(s3.bucket, "out/index/") == [f"out/index/{name}" for name in files]
     for name in files:
+        if name.endswith("/metadata.json"):  # the generation records its input's name and time
+            local = json.loads((tmp_path / "index" / name).read_text())
+            stored = json.loads(s3.get(s3.bucket, f"out/index/{name}"))
+            assert [s["inputs"][0]["digest"] for s in local.pop("snapshots")] == \
+                [s["inputs"][0]["digest"] for s in stored.pop("snapshots")]
+            assert {k: v for k, v in local.items() if k != "checksum"} == \
+                {k: v for k, v in stored.items() if k != "checksum"}
+            continue
         _same(s3, tmp_path / "index" / name, f"out/index/{name}")
     assert main(["index", "query", str(tmp_path / "index"), source_local, "--annotate",
                  "-o", str(tmp_path / "q.jsonl")]) == 0
@@ -97,6 +106,35 @@ def test_folders_indexes_and_generated_corpora_on_s3(s3, corpus, tmp_path):
     assert main(["generate", "web", "--docs", "30", "-o", f"{out}/gen/"]) == 0
     for part in (tmp_path / "gen").iterdir():
         _same(s3, part, f"out/gen/{part.name}")
+
+
+def test_an_index_at_a_url_grows_by_generations_like_a_local_one(s3, corpus, tmp_path):
+    """index add to s3:// twice: the pointer names the second generation, the first is kept,
+    the flags and the index equal the same adds on disk; index info and --against read it."""
+    from corpus_miner.dedup import LSHBloom
+
+    remote = f"s3://{s3.bucket}/crawl-index"
+    for k, name in enumerate(("a.jsonl", "b.jsonl")):
+        source = str(corpus / name)
+        assert main(["index", "add", str(tmp_path / "local"), source, "--annotate",
+                     "--expected-items", "40", "-o", str(tmp_path / f"l{k}.jsonl")]) == 0
+        assert main(["index", "add", remote, source, "--annotate", "--expected-items", "40",
+                     "-o", str(tmp_path / f"r{k}.jsonl")]) == 0
+        assert (tmp_path / f"l{k}.jsonl").read_bytes() == (tmp_path / f"r{k}.jsonl").read_bytes()
+    keys = s3.keys(s3.bucket, "crawl-index/")
+    assert "crawl-index/metadata.json" in keys
+    assert {key.split("/")[1] for key in keys} == {"gen-000001", "gen-000002", "metadata.json"}
+    pointer = json.loads(s3.get(s3.bucket, "crawl-index/metadata.json"))
+    assert pointer["current"] == "gen-000002"
+    from corpus_miner.io.remote import local_copy
+
+    with local_copy(remote) as copy:
+        assert LSHBloom.load(copy).index_ == LSHBloom.load(tmp_path / "local").index_
+    assert main(["index", "info", remote]) == 0
+    assert main(["dedup", str(corpus / "a.jsonl"), "--against", remote, "--annotate", "-o",
+                 str(tmp_path / "against.jsonl")]) == 0
+    assert all(json.loads(line)["is_duplicate"]
+               for line in (tmp_path / "against.jsonl").read_text().splitlines())
 
 
 def test_sharded_output_on_s3_reads_back_as_the_single_file(s3, corpus, tmp_path):

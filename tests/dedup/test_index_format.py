@@ -28,7 +28,9 @@ def saved(tmp_path_factory):
     ids = [f"d{i}" for i in range(len(TEXTS))]
     table = LSHBloom(mode="minhash_lsh", num_perm=64).fit(TEXTS, ids=ids)
     table.save(root / "table")
-    return {"bloom": (root / "bloom", bloom), "table": (root / "table", table)}
+    # the tampering tests edit the generation folder, which loads on its own like a whole index
+    return {"bloom": (root / "bloom" / "gen-000001", bloom),
+            "table": (root / "table" / "gen-000001", table)}
 
 
 def _copy(source, target):
@@ -64,6 +66,8 @@ def test_layered_index_round_trip(saved, tmp_path):
     assert loaded.transform(probe).tolist() == model.transform(probe).tolist()
     assert sorted(p.name for p in folder.iterdir()) == [
         "bloom_0.bin", "bloom_1.bin", "bloom_2.bin", "metadata.json"]
+    assert sorted(p.name for p in folder.parent.iterdir()) == ["gen-000001", "metadata.json"]
+    assert LSHBloom.load(folder.parent).index_ == model.index_
 
 
 @pytest.mark.parametrize("kind,edit", [
@@ -198,9 +202,10 @@ def test_version_1_indexes_are_still_read(tmp_path):
     with pytest.raises(ParameterError, match="no false-positive budget left to grow"):
         old.partial_fit(["one more document than it was sized for"])
     old = LSHBloom.load(tmp_path / "v1")
-    old.save(tmp_path / "v2")  # saving again writes the current version, checksummed
-    assert _meta(tmp_path / "v2")["version"] == 2
-    assert LSHBloom.load(tmp_path / "v2").index_ == old.index_
+    old.save(tmp_path / "v3")  # saving again writes the current version, checksummed
+    assert _meta(tmp_path / "v3")["version"] == 3
+    assert _meta(tmp_path / "v3" / "gen-000001")["version"] == 3
+    assert LSHBloom.load(tmp_path / "v3").index_ == old.index_
 
 
 def test_version_1_indexes_are_checked_for_derived_values(tmp_path):

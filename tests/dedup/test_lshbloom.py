@@ -190,13 +190,14 @@ def test_save_load_round_trip(tmp_path, mode):
 
 def test_corrupt_index_refused(tmp_path):
     LSHBloom(num_perm=32).fit(["a b c d e f g"]).save(tmp_path / "i")
-    meta_path = tmp_path / "i" / "metadata.json"
+    generation = tmp_path / "i" / "gen-000001"
+    meta_path = generation / "metadata.json"
     meta = json.loads(meta_path.read_text())
     meta_path.write_text(json.dumps(dict(meta, bands=meta["bands"] + 1)))
     with pytest.raises(FormatError, match="does not match its checksum"):
         LSHBloom.load(tmp_path / "i")
     meta_path.write_text(json.dumps(meta))
-    (tmp_path / "i" / "bloom_0.bin").write_bytes(b"\0" * 3)
+    (generation / "bloom_0.bin").write_bytes(b"\0" * 3)
     with pytest.raises(FormatError, match="bloom_0.bin is truncated"):
         LSHBloom.load(tmp_path / "i")
     with pytest.raises(FormatError, match="no metadata.json"):

@@ -137,3 +137,46 @@ def test_parquet_output_refuses_values_json_cannot_carry(tmp_path):
     with pytest.raises(ParameterError, match="cannot hold exactly"):
         write_records(tables, tmp_path / "o.parquet")
     assert list(tmp_path.iterdir()) == []  # nothing half-written
+
+
+def test_a_number_beyond_a_double_is_kept_as_spelled_or_refused_in_one_line(tmp_path, capsys):
+    """1e400 overflows to infinity when parsed, and json would write it back as Infinity, which
+    is not JSON (issue 22): dedup writes the line as read; clean, which encodes its records
+    again, refuses in one line and writes nothing."""
+    lines = [json.dumps({"id": i, "text": f"{TEMPLATE} page {i}"})[:-1] + ', "x": 1e400}'
+             for i in range(6)]
+    source = tmp_path / "in.jsonl"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    assert main(["dedup", str(source), "--annotate", "-o", str(out)]) == 0
+    assert all('"x": 1e400' in line for line in out.read_text().splitlines())
+    assert "Infinity" not in out.read_text()
+    capsys.readouterr()
+    cleaned = tmp_path / "cleaned.jsonl"
+    assert main(["clean", str(source), "--sigma", "2", "--min-length", "4", "-o",
+                 str(cleaned)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'x'" in err and "1e400" in err
+    assert not cleaned.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out.jsonl"]
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_lshbloom_annotation_drops_a_stale_duplicate_of(tmp_path, fmt):
+    """minhash_lsh adds duplicate_of; annotating its output again in lshbloom mode (which names
+    no match) must not leave the old duplicate_of next to a fresh is_duplicate."""
+    rows = [{"id": i, "text": f"{TEMPLATE} page {i % 3}"} for i in range(6)]
+    source = _jsonl(tmp_path / "in.jsonl", rows)
+    first = tmp_path / f"first.{fmt}"
+    assert main(["dedup", source, "--annotate", "--mode", "minhash_lsh", "--threshold", "0.99",
+                 "-o", str(first)]) == 0
+    again = tmp_path / "again.jsonl"
+    assert main(["dedup", str(first), "--annotate", "--threshold", "0.99", "-o",
+                 str(again)]) == 0
+    records = _read(again)
+    assert [sorted(r) for r in records] == [["id", "is_duplicate", "text"]] * 6
+    assert [r["is_duplicate"] for r in records] == [False] * 3 + [True] * 3
+    minhash = tmp_path / "minhash.jsonl"  # minhash_lsh replaces it with its own
+    assert main(["dedup", str(first), "--annotate", "--mode", "minhash_lsh", "--threshold",
+                 "0.99", "-o", str(minhash)]) == 0
+    assert [r["duplicate_of"] for r in _read(minhash)] == [None] * 3 + ["0", "1", "2"]

@@ -45,3 +45,22 @@ def brute_force_mcfp(docs: Sequence[Sequence[int]], sigma: int,
         if not extendable:
             answer.add((phrase, len(doc_sets[phrase]), occurrences[phrase]))
     return answer
+
+
+def brute_force_whole_lines(docs_lines: Sequence[Sequence[Sequence[int]]], sigma: int,
+                            min_line_length: int,
+                            min_length: int) -> set[tuple[tuple[int, ...], int, int]]:
+    """Every whole-line phrase as (token ids, df, occurrences): documents given as lists of
+    lines (each a non-empty list of token ids). A line Q with min_line_length <= |Q| <
+    min_length qualifies when >= sigma documents have a line equal to Q; df counts them,
+    occurrences counts the equal lines in all documents."""
+    doc_sets: dict[tuple[int, ...], set[int]] = defaultdict(set)
+    occurrences: dict[tuple[int, ...], int] = defaultdict(int)
+    for doc_index, lines in enumerate(docs_lines):
+        for line in lines:
+            line = tuple(int(t) for t in line)
+            if min_line_length <= len(line) < min_length:
+                doc_sets[line].add(doc_index)
+                occurrences[line] += 1
+    return {(line, len(found), occurrences[line]) for line, found in doc_sets.items()
+            if len(found) >= sigma}

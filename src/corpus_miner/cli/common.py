@@ -71,6 +71,26 @@ def add_mining_arguments(parser: argparse.ArgumentParser) -> None:
                         help="auto (default: picks one from the data), bloomspan (natural text, "
                         "web pages) or fhk (exact suffix array; dense nested repeats of a few "
                         "words). Same answer.")
+    default = parser.get_default("line_default") or 0
+    parser.add_argument("--min-line-length", type=int, default=None, metavar="N",
+                        help="also find whole-line phrases: a line of N to --min-length - 1 "
+                        "tokens that is a whole line in at least SIGMA documents (it is then "
+                        "handled only where it is a whole line); 0 for none "
+                        + (f"(default {default})" if default else "(the default)"))
+
+
+def min_line_length(args) -> int | None:
+    """--min-line-length as BloomSpan takes it: the command's default when not given (set by
+    the command as `line_default`), None for 0."""
+    value = args.min_line_length
+    if value is None:
+        value = getattr(args, "line_default", 0)
+    if value < 0:
+        from corpus_miner.errors import ParameterError
+
+        raise ParameterError(f"--min-line-length {value}: give a number of tokens >= 1, or 0 "
+                             "for no whole-line phrases")
+    return value or None
 
 
 def add_record_output_argument(parser: argparse.ArgumentParser) -> None:

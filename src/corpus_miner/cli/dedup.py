@@ -14,6 +14,7 @@ import time
 from typing import TYPE_CHECKING
 
 from corpus_miner.cli import engine
+from corpus_miner.cli import index as index_actions
 from corpus_miner.cli.common import (
     add_input_arguments,
     add_record_output_argument,
@@ -27,7 +28,7 @@ from corpus_miner.cli.outputs import Output
 from corpus_miner.dedup.params import DEFAULT_FP_PROB, DEFAULT_SKETCH, MODE_ALIASES
 from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.io.formats import OUTPUT_SUFFIXES, writes_jsonl
-from corpus_miner.io.locations import is_remote
+from corpus_miner.io.locations import display
 
 if TYPE_CHECKING:  # the others are imported by the commands that run: --help needs none of them
     from corpus_miner.dedup import LSHBloom
@@ -86,10 +87,12 @@ def register(subparsers) -> None:
                             "minhash_lsh mode) instead of dropping duplicates")
     dedup.add_argument("--save-index", metavar="DIR",
                        help="also save the index of all input documents (for `index query`)")
+    index_actions.add_against_argument(dedup)
     _add_model_arguments(dedup)
     add_engine_arguments(dedup)
     dedup.set_defaults(handler=run_dedup, outputs=(
-        RECORDS_OUTPUT, Output("save_index", "--save-index", folder=True)))
+        RECORDS_OUTPUT, Output("save_index", "--save-index", folder=True)),
+        extra_inputs=("against",))
 
     index = subparsers.add_parser("index", help="build a near-duplicate index, or query one",
                                   description="Fit a reference corpus once, query new data later.")
@@ -113,6 +116,7 @@ def register(subparsers) -> None:
                        help="keep every document and add is_duplicate (+ duplicate_of)")
     query.set_defaults(handler=run_index_query, outputs=(RECORDS_OUTPUT,),
                        extra_inputs=("index_dir",))
+    index_actions.register(actions, _add_model_arguments, RECORDS_OUTPUT, run_index_add)
 
 
 def _model(args: argparse.Namespace) -> LSHBloom:
@@ -162,10 +166,14 @@ def _selection(batch: DocumentBatch | LineBatch, result: DedupResult,
     added = {"is_duplicate": pa.array(result.is_duplicate, pa.bool_())}
     if result.duplicate_of_id is not None:
         added["duplicate_of"] = pa.array(result.duplicate_of_id, pa.string())
-    return Selection(batch, added=added)
+        return Selection(batch, added=added)
+    # lshbloom names no match: a duplicate_of of an earlier minhash_lsh run would contradict
+    # the new is_duplicate, so it goes
+    return Selection(batch, added=added, dropped=("duplicate_of",))
 
 
-def _sized_by_input(args: argparse.Namespace, model: LSHBloom, stats: ReadStats):
+def _sized_by_input(args: argparse.Namespace, model: LSHBloom, stats: ReadStats, decide=None,
+                    on_batch=None):
     """(batch, its DedupResult) pairs when the filter is sized by the document count
     (lshbloom without --expected-items): pass 1 keeps only the band keys (8 bytes x bands per
     document), pass 2 reads the inputs again to write them. To JSONL, pass 2 reads JSONL
@@ -177,7 +185,11 @@ def _sized_by_input(args: argparse.Namespace, model: LSHBloom, stats: ReadStats)
 
     One pass cannot give the same output: the filter's size decides which unique documents a
     false positive removes, so sizing it from a guess (the input's bytes) or growing it from a
-    small first layer keeps fp_prob but flags other documents (--expected-items does that)."""
+    small first layer keeps fp_prob but flags other documents (--expected-items does that).
+
+    decide(all_keys, ids, digests): how `index add` flags the documents instead of a one-shot
+    deduplicate (ids: the batches' ids; digests: a TextsDigest per input, from pass 1);
+    on_batch(batch): called on every batch of pass 1 (`dedup --against` queries its indexes)."""
     import numpy as np
 
     from corpus_miner.io import ReadStats
@@ -187,15 +199,23 @@ def _sized_by_input(args: argparse.Namespace, model: LSHBloom, stats: ReadStats)
     from_stdin = not rereadable(args.inputs)  # stdin or a pipe
     to_jsonl = writes_jsonl(args.output)
     kept, keys, first = [], [], TextsDigest()
+    ids: list = []
+    per_input: dict[str, TextsDigest] = {}
     fields: set[str] = set()
     for batch in _read(args, stats, "deduplicating" if from_stdin else "hashing"):
         keys.append(model.band_keys(batch.texts))
         first.update_batch(batch)
+        if on_batch is not None:
+            on_batch(batch)
+        if decide is not None:
+            ids.append(batch.ids)
+            per_input.setdefault(batch.source, TextsDigest()).update_batch(batch)
         fields.update(batch.records.column_names)
         if from_stdin:
             kept.append(_retained(batch, to_jsonl))
     all_keys = np.concatenate(keys) if keys else np.zeros((0, bands), np.uint64)
-    result = model.deduplicate_keys(all_keys)
+    result = model.deduplicate_keys(all_keys) if decide is None \
+        else decide(all_keys, ids, per_input)
     if from_stdin:
         yield from _with_results(kept, result)
         return
@@ -257,10 +277,13 @@ def _growth_note(label: str, model: LSHBloom, expected_items: int | None) -> Non
 
 def run_dedup(args: argparse.Namespace) -> int:
     if on_spark(args):
+        if getattr(args, "against", None):
+            raise ParameterError("--against runs on the local engine (leave out --engine spark)")
         return _run_on_spark(args)
     from corpus_miner.io import ReadStats, write_records
 
     started = time.perf_counter()
+    against = index_actions.against_indexes(args)
     model = _model(args)
     stats = ReadStats()
     counts = {"documents": 0, "duplicates": 0}
@@ -272,7 +295,20 @@ def run_dedup(args: argparse.Namespace) -> int:
     shards = shard_plan(args, total_rows=lambda: model.n_documents_)
 
     def tables():
-        if needs_count:
+        if needs_count and against:
+            import numpy as np
+
+            matches: list = []
+
+            def decide(all_keys, ids, digests):
+                flagged = np.concatenate([m[0] for m in matches]) if matches else np.zeros(0, bool)
+                names = [name for m in matches for name in m[1]]
+                return index_actions.with_matches(model.deduplicate_keys(all_keys), flagged,
+                                                  names)
+            def on_batch(batch):
+                matches.append(index_actions.matches_against(against, batch.texts))
+            pairs = _sized_by_input(args, model, stats, decide, on_batch)
+        elif needs_count:
             pairs = _sized_by_input(args, model, stats)
         else:
             pending = []
@@ -283,6 +319,9 @@ def run_dedup(args: argparse.Namespace) -> int:
                     yield batch.texts, batch.ids
             pairs = ((pending.pop(0), result) for result in model.deduplicate_stream(source()))
         for batch, result in pairs:
+            if against and not needs_count:
+                result = index_actions.with_matches(
+                    result, *index_actions.matches_against(against, batch.texts))
             counts["documents"] += len(result)
             counts["duplicates"] += int(result.is_duplicate.sum())
             yield _selection(batch, result, args.annotate)
@@ -302,23 +341,34 @@ def run_index_build(args: argparse.Namespace) -> int:
     import numpy as np
     import pyarrow as pa
 
+    from corpus_miner.dedup.incremental import snapshot_record
     from corpus_miner.io import ReadStats
+    from corpus_miner.io.digest import TextsDigest
 
     started = time.perf_counter()
     model = _model(args)
     stats = ReadStats()
+    digests: dict = {}  # per input, so that `index add` refuses an input indexed here
+
+    def batches():
+        for batch in _read(args, stats, "indexing"):
+            digests.setdefault(batch.source, TextsDigest()).update_batch(batch)
+            yield batch
     if args.expected_items is not None or model.params.validated().mode == "minhash_lsh":
-        for batch in _read(args, stats, "indexing"):  # the index grows as needed: stream
+        for batch in batches():  # the index grows as needed: stream
             model.partial_fit(batch.texts, batch.ids)
     else:  # size the filter from the input: keep only the band keys (8 bytes x bands per doc)
         keys, ids = [], []
-        for batch in _read(args, stats, "indexing"):
+        for batch in batches():
             keys.append(model.band_keys(batch.texts))
             ids.append(batch.ids)
         if keys:
             model.fit_keys(np.concatenate(keys), pa.chunked_array(ids))
     if not model.is_fitted():
         raise InputError("no documents in the inputs; nothing to index")
+    inputs = [{"name": display(source), "digest": f"{digest.value:016x}",
+               "documents": digest.documents} for source, digest in digests.items()]
+    model.snapshots_.append(snapshot_record(inputs, model.n_documents_, 0, model.n_documents_))
     model.save(args.output)
     _growth_note("index build", model, args.expected_items)
     meta = model.metadata()
@@ -330,20 +380,13 @@ def run_index_build(args: argparse.Namespace) -> int:
 
 
 def run_index_query(args: argparse.Namespace) -> int:
-    from corpus_miner.dedup import LSHBloom
     from corpus_miner.io import ReadStats, write_records
 
     if args.shards is not None:
         raise ParameterError("--shards N needs the number of documents before writing, and "
                              "index query streams: use --shard-size")
     started = time.perf_counter()
-    if is_remote(args.index_dir):  # an index is loaded whole: fetched first
-        from corpus_miner.io.remote import local_copy
-
-        with local_copy(args.index_dir) as copy:
-            model = LSHBloom.load(copy)
-    else:
-        model = LSHBloom.load(args.index_dir)
+    model = index_actions.load_index(args.index_dir)  # memory-mapped; a URL is fetched first
     stats = ReadStats()
     counts = {"documents": 0, "duplicates": 0}
 
@@ -361,9 +404,60 @@ def run_index_query(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_index_add(args: argparse.Namespace) -> int:
+    import pyarrow as pa
+
+    from corpus_miner.dedup.incremental import refuse_absorbed, snapshot_record
+    from corpus_miner.io import ReadStats, write_records
+
+    started = time.perf_counter()
+    existing = index_actions._index_exists(args.index_dir)
+    if existing:
+        model = index_actions.load_index(args.index_dir)
+        index_actions._check_parameters(args, args.parser_defaults, model)
+    else:
+        model = _model(args)
+    record: dict = {}
+
+    def decide(all_keys, ids, digests):
+        inputs = [{"name": display(source), "digest": f"{digest.value:016x}",
+                   "documents": digest.documents} for source, digest in digests.items()]
+        if existing and not args.force:
+            refuse_absorbed(model.snapshots_, inputs)
+        if not existing and not len(all_keys):
+            raise InputError("no documents in the inputs; nothing to index")
+        id_column = pa.chunked_array(ids, pa.string()) if ids else None
+        if existing or args.expected_items is not None:
+            result = model.partial_deduplicate_keys(all_keys, id_column)
+        else:  # a new index sized by its first snapshot, as `dedup` sizes its filter
+            result = model.deduplicate_keys(all_keys, id_column)
+        record.update(snapshot_record(inputs, len(result), int(result.is_duplicate.sum()),
+                                      len(result)))
+        return result
+
+    stats = ReadStats()
+    counts = {"documents": 0, "duplicates": 0}
+
+    def tables():
+        for batch, result in _sized_by_input(args, model, stats, decide):
+            counts["documents"] += len(result)
+            counts["duplicates"] += int(result.is_duplicate.sum())
+            yield _selection(batch, result, args.annotate)
+
+    written = write_records(tables(), args.output,
+                            shards=shard_plan(args, total_rows=lambda: record["documents"]))
+    model.snapshots_.append(record)
+    model.save(args.index_dir)
+    print_summary("index add", documents=counts["documents"], duplicates=counts["duplicates"],
+                  written=written, indexed=model.n_documents_,
+                  snapshots=len(model.snapshots_), seconds=round(time.perf_counter() - started, 3))
+    return 0
+
+
 def _run_on_spark(args: argparse.Namespace) -> int:
     from corpus_miner.dedup.result import DedupResult
     from corpus_miner.io import ReadStats, write_records
+    from corpus_miner.io.digest import checked_reread
     from corpus_miner.spark import SparkLSHBloom, documents
 
     started = time.perf_counter()
@@ -376,12 +470,14 @@ def _run_on_spark(args: argparse.Namespace) -> int:
     spark = engine.spark_session(args)
     with documents.one_line_errors():
         docs = engine.spark_documents(spark, args)
-        ordered = documents.with_row_ids(docs)
+        first = documents.unit_offsets(docs)
+        ordered = documents.with_row_ids(docs, first)
         result = model.deduplicate(ordered, text_col="text", id_col="id", order_col="order",
                                    annotate=True).orderBy("order")
         columns = ["is_duplicate"] + (["duplicate_of"] if "duplicate_of" in result.columns
                                       else [])
         flags = result.select(*columns).toArrow()
+        texts_read = documents.texts_digest(docs, first)
     is_duplicate = flags.column("is_duplicate").to_numpy(zero_copy_only=False)
     duplicate_of = flags.column("duplicate_of").to_pylist() if len(columns) > 1 else None
     answer = DedupResult(is_duplicate, duplicate_of_id=duplicate_of)
@@ -389,7 +485,7 @@ def _run_on_spark(args: argparse.Namespace) -> int:
 
     def tables():
         start = 0
-        for batch in _read(args, stats, "writing"):
+        for batch in checked_reread(_read(args, stats, "writing"), texts_read, "dedup"):
             part = answer.part(start, start + len(batch))
             start += len(batch)
             yield _selection(batch, part, args.annotate)

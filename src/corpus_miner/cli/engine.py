@@ -13,20 +13,27 @@ reads the inputs a second time, as the local commands do, and applies Spark's pe
 from __future__ import annotations
 
 import argparse
+import sys
 
 from corpus_miner.errors import ParameterError
 
 ENGINES = ("local", "spark")
 
 
-def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+def add_engine_arguments(parser: argparse.ArgumentParser, ray: bool = False) -> None:
     group = parser.add_argument_group("engine")
-    group.add_argument("--engine", choices=ENGINES, default="local",
+    group.add_argument("--engine", choices=ENGINES + (("ray",) if ray else ()), default="local",
                        help="local (default: in this process) or spark (needs the `spark` extra "
-                       "and Java 17+; same output)")
+                       "and Java 17+; same output)"
+                       + ("; or ray (needs the `ray` extra; same output)" if ray else ""))
     group.add_argument("--master", default="local[*]", metavar="local[N]|URL",
                        help="Spark master with --engine spark (default: %(default)s); the "
                        "input paths must be readable by every executor")
+    if ray:
+        group.add_argument("--address", default=None, metavar="auto|ray://HOST:PORT",
+                           help="Ray cluster to join with --engine ray (default: start a local "
+                           "one with this machine's cores); the input paths must be readable by "
+                           "every worker")
 
 
 def on_spark(args: argparse.Namespace) -> bool:
@@ -47,6 +54,20 @@ def refuse_options(args: argparse.Namespace, *options: str) -> None:
         if value not in (None, False):
             raise ParameterError(f"{option} is not available with --engine spark yet; run it "
                                  "with the local engine")
+
+
+def refuse_whole_lines(args: argparse.Namespace, note: bool = True) -> None:
+    """Whole-line phrases run on the local engine only: refused when asked for on another;
+    when they are only the command's default, a note says that the output is the local
+    engine's with --min-line-length 0."""
+    name = getattr(args, "engine", "spark")
+    if args.min_line_length not in (None, 0):
+        raise ParameterError(f"--min-line-length is not supported with --engine {name} yet; "
+                             "run it with the local engine (or pass --min-line-length 0)")
+    if note and args.min_line_length is None:
+        print(f"note: --engine {name} mines no whole-line phrases yet (the local engine does "
+              "by default): this is the local engine's output with --min-line-length 0",
+              file=sys.stderr)
 
 
 def spark_documents(spark, args, group_by=None):

@@ -98,7 +98,9 @@ def _inputs(args: argparse.Namespace) -> list[str]:
     found = [os.fspath(item) for item in getattr(args, "inputs", None) or ()]
     for dest in getattr(args, "extra_inputs", ()):
         value = getattr(args, dest, None)
-        if value is not None:
+        if isinstance(value, (list, tuple)):  # an option taking several paths
+            found.extend(os.fspath(item) for item in value)
+        elif value is not None:
             found.append(os.fspath(value))
     return found
 

@@ -11,7 +11,12 @@ import json
 import sys
 
 from corpus_miner.cli import engine
-from corpus_miner.cli.common import add_input_arguments, add_mining_arguments, corpus_from_args
+from corpus_miner.cli.common import (
+    add_input_arguments,
+    add_mining_arguments,
+    corpus_from_args,
+    min_line_length,
+)
 from corpus_miner.cli.engine import add_engine_arguments, on_spark
 from corpus_miner.cli.outputs import Output
 from corpus_miner.io.atomic import atomic_path, writing_stdout
@@ -38,7 +43,7 @@ def register(subparsers) -> None:
                         "JSONL on stdout)")
     parser.add_argument("--stats", default=None, metavar="FILE",
                         help="write run statistics (counts, seconds per stage, peak RSS) as JSON")
-    add_engine_arguments(parser)
+    add_engine_arguments(parser, ray=True)
     parser.set_defaults(handler=run, outputs=OUTPUTS)
 
 
@@ -46,8 +51,11 @@ def _print_summary(stats: dict, output: str | None, stats_file: str | None) -> N
     """One line a newcomer can read; the run's details go to --stats FILE."""
     where = f"written to {output}" if output not in (None, "-") else "written to stdout as JSONL"
     n = stats.get("phrases", 0)
+    lines = stats.get("whole_line_phrases")
     print(f"phrases: {n:,} phrase{'' if n == 1 else 's'} of at least {stats.get('min_length')} "
-          f"tokens, each in at least {stats.get('sigma')} of {stats.get('documents', 0):,} "
+          f"tokens" + (f" ({lines:,} of them whole lines of at least "
+                       f"{stats.get('min_line_length')})" if lines is not None else "")
+          + f", each in at least {stats.get('sigma')} of {stats.get('documents', 0):,} "
           f"documents ({stats.get('tokens', 0):,} tokens), found by {stats.get('algorithm')} in "
           f"{stats.get('seconds_total', 0.0):.1f} s, {where}"
           + ("; --stats FILE for the details" if stats_file is None else ""), file=sys.stderr)
@@ -61,12 +69,17 @@ def run(args) -> int:
 
     if on_spark(args):
         return _run_on_spark(args)
+    if args.engine == "ray":
+        from corpus_miner.cli.ray_engine import run_phrases as run_on_ray
+
+        return run_on_ray(args, write_outputs)
     # parameters first: a typo in --sigma should not cost a tokenization pass
+    lines = min_line_length(args)
     PhraseParams(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm,
-                 filter_bytes=args.filter_bytes)
+                 filter_bytes=args.filter_bytes, min_line_length=lines)
     corpus = corpus_from_args(args)
     miner = BloomSpan(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm,
-                      filter_bytes=args.filter_bytes).fit(corpus)
+                      filter_bytes=args.filter_bytes, min_line_length=lines).fit(corpus)
     write_outputs(args, miner.phrases_, miner.stats_)
     return 0
 
@@ -93,6 +106,7 @@ def _run_on_spark(args: argparse.Namespace) -> int:
     from corpus_miner.spark.documents import one_line_errors
 
     engine.refuse_options(args, "--filter-bytes")
+    engine.refuse_whole_lines(args, note=False)
     PhraseParams(sigma=args.sigma, min_length=args.min_length)
     spark = engine.spark_session(args)
     with one_line_errors():

@@ -27,13 +27,17 @@ from corpus_miner.errors import InputError, ParameterError
 
 
 def _add_common(parser: argparse.ArgumentParser, saved_corpus: bool = True) -> None:
+    from corpus_miner.phrases.params import CLEAN_MIN_LINE_LENGTH
+
+    parser.set_defaults(line_default=CLEAN_MIN_LINE_LENGTH)
     add_input_arguments(parser, saved_corpus)
     add_mining_arguments(parser)
     parser.add_argument("--phrases", default=None, metavar="FILE",
                         help="apply this phrase list (output of `corpus-miner phrases`, possibly "
                         "edited: .jsonl, .jsonl.gz, .tsv, .parquet, or .txt with one phrase per "
                         "line) instead of mining; covered = inside an occurrence of a listed "
-                        "phrase; --sigma and --min-length are then ignored")
+                        "phrase (a row with whole_line true: where it is a whole line); --sigma, "
+                        "--min-length and --min-line-length are then ignored")
 
 
 def register(subparsers) -> None:
@@ -104,26 +108,37 @@ def read_phrase_texts(path: str) -> list[str]:
 def _check_parameters(args) -> None:
     """Fail on bad parameters before the (long) tokenization pass."""
     if args.phrases is None:
+        from corpus_miner.cli.common import min_line_length
         from corpus_miner.phrases.params import PhraseParams
 
-        PhraseParams(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm)
+        PhraseParams(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm,
+                     min_line_length=min_line_length(args))
 
 
 def _coverage(args, corpus):
+    from corpus_miner.cli.common import min_line_length
     from corpus_miner.corpus import tokenize
-    from corpus_miner.coverage.coverage import Coverage, phrases_from_texts
+    from corpus_miner.coverage.coverage import Coverage, phrases_from_rows
 
     if args.phrases is not None:
-        texts = read_phrase_texts(args.phrases)
-        table, unmatched = phrases_from_texts(texts, corpus.vocab, tokenize)
+        from corpus_miner.phrases.result import read_phrases
+
+        rows = read_phrases(args.phrases)
+        table, unmatched = phrases_from_rows(rows, corpus.vocab, tokenize)
         if unmatched:
-            print(f"note: {len(unmatched):,} of {len(texts):,} listed phrases contain a token "
+            print(f"note: {len(unmatched):,} of {len(rows):,} listed phrases contain a token "
                   "this corpus never has, so they cannot occur", file=sys.stderr)
         return Coverage.from_phrase_list(corpus, table)
     from corpus_miner.phrases.miner import BloomSpan
 
-    miner = BloomSpan(sigma=args.sigma, min_length=args.min_length,
-                      algorithm=args.algorithm).fit(corpus)
+    lines = min_line_length(args)
+    if lines is not None and args.min_line_length is None and corpus.line_starts is None:
+        print("note: this saved corpus has no line starts (saved by an older corpus-miner), so "
+              "no whole-line phrases are mined; tokenize the documents again to have them",
+              file=sys.stderr)
+        lines = None
+    miner = BloomSpan(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm,
+                      min_line_length=lines).fit(corpus)
     return Coverage.from_miner(miner, corpus)
 
 
@@ -235,6 +250,7 @@ def _report_on_spark(args: argparse.Namespace) -> int:
     from corpus_miner.spark.apply import documents_report
 
     engine.refuse_options(args, "--phrases")
+    engine.refuse_whole_lines(args)
     PhraseParams(sigma=args.sigma, min_length=args.min_length)
     group_by = parse_group_by(args.group_by)
     spark = engine.spark_session(args)
@@ -255,6 +271,7 @@ def _clean_on_spark(args: argparse.Namespace) -> int:
     from corpus_miner.spark.apply import inputs_cleaner
 
     engine.refuse_options(args, "--phrases", "--allow", "--keep-first")
+    engine.refuse_whole_lines(args)
     PhraseParams(sigma=args.sigma, min_length=args.min_length)
     CleanParams(args.mode, False, (), args.drop_above, args.mask_text).validate()
     spark = engine.spark_session(args)

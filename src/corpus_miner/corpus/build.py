@@ -20,6 +20,7 @@ from corpus_miner.corpus.parallel import ParallelTokenizer, TokenizedBlock
 from corpus_miner.corpus.token_corpus import TokenCorpus, corpus_writer
 from corpus_miner.corpus.tokenizer import resized
 from corpus_miner.io.artefact import is_saved_corpus
+from corpus_miner.io.digest import OrderedDigest
 from corpus_miner.io.locations import is_remote
 from corpus_miner.io.progress import byte_progress, input_bytes
 from corpus_miner.io.readers import (
@@ -39,7 +40,8 @@ def load_corpus(inputs, *, text_field: str = "text", id_field: str = "id", skip_
                 threads: int | None = None) -> TokenCorpus:
     """Read and tokenize documents; a single saved corpus folder is loaded (memory-mapped) instead.
 
-    Memory: 4 bytes per token (plus growth slack) + the vocabulary + a few input batches.
+    Memory: 4 bytes per token (plus growth slack), 8 bytes per line and per paragraph (their
+    starts) + the vocabulary + a few input batches.
     progress=True shows a progress bar on stderr when it is a terminal. threads: tokenizing
     threads (default: every core this process may use); the ids do not depend on it.
     """
@@ -64,8 +66,16 @@ def tokenize_batches(batches: Iterable[DocumentBatch], stats: ReadStats | None =
     doc_offsets = np.zeros(1 << 10, dtype=np.int64)
     n_tokens = n_docs = 0
     id_arrays = []
+    digest = OrderedDigest()
+    line_parts: list[np.ndarray] = []
+    paragraph_parts: list[np.ndarray] = []
     for block in _tokenized_batches(batches, tokenizer, stats, progress, inputs):
+        for batch in block.batches:
+            digest.update(batch.texts, digest.documents)
         n, d = len(block.tokens), len(block.doc_offsets) - 1
+        lines, paragraphs = block.line_starts(n_tokens)
+        line_parts.append(lines)
+        paragraph_parts.append(paragraphs)
         if n_tokens + n > len(tokens):
             tokens = resized(tokens, max(n_tokens + n, len(tokens) * 3 // 2))
         if n_docs + d + 1 > len(doc_offsets):
@@ -76,7 +86,9 @@ def tokenize_batches(batches: Iterable[DocumentBatch], stats: ReadStats | None =
         n_docs += d
         id_arrays += [batch.ids for batch in block.batches]
     return TokenCorpus(resized(tokens, n_tokens), resized(doc_offsets, n_docs + 1),
-                       StringList.from_arrow(id_arrays), tokenizer.vocabulary.strings(), stats)
+                       StringList.from_arrow(id_arrays), tokenizer.vocabulary.strings(), stats,
+                       texts_digest=digest.state(), line_starts=_joined(line_parts),
+                       paragraph_starts=_joined(paragraph_parts))
 
 
 def save_corpus(inputs, output, *, text_field: str = "text", id_field: str = "id",
@@ -96,7 +108,8 @@ def save_corpus(inputs, output, *, text_field: str = "text", id_field: str = "id
         for block in _tokenized(inputs, tokenizer, stats, progress, text_field=text_field,
                                 id_field=id_field, skip_bad=skip_bad, batch_size=batch_size):
             writer.add_documents(block.tokens, block.doc_offsets,
-                                 StringList.from_arrow(batch.ids for batch in block.batches))
+                                 StringList.from_arrow(batch.ids for batch in block.batches),
+                                 *block.line_starts())
         writer.finish(tokenizer.vocabulary.strings(), stats)
     return TokenCorpus.load(output)
 
@@ -129,6 +142,10 @@ def count_corpus(inputs, *, text_field: str = "text", id_field: str = "id",
         n_docs += len(block.doc_offsets) - 1
         n_tokens += len(block.tokens)
     return CorpusCounts(n_docs, n_tokens, len(tokenizer.vocabulary), stats)
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
 def _as_list(inputs) -> list:

@@ -16,8 +16,10 @@ import numpy as np
 from numba import njit
 
 # Layout of the int64 `state` array shared between the kernel and its Python driver.
-DOC, POS, N_TOKENS, N_VOCAB, VOCAB_USED, STATUS, DOC_TOKEN_START = range(7)
-STATE_SIZE = 7
+DOC, POS, N_TOKENS, N_VOCAB, VOCAB_USED, STATUS, DOC_TOKEN_START, BREAKS = range(8)
+STATE_SIZE = 8
+# token_flags values: where a token stands in the document's lines (str.splitlines() lines)
+IN_LINE, LINE_START, PARAGRAPH_START = range(3)
 # Values of state[STATUS].
 DONE, NEED_TOKENS, NEED_TABLE, NEED_VOCAB_SLOTS, NEED_VOCAB_BYTES, SPECIAL_DOC = range(6)
 
@@ -177,13 +179,18 @@ def _ascii_lower(word):
 
 @njit(cache=True, nogil=True)
 def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
-                   tokens, doc_token_ends, table, vocab_key, vocab_offsets, vocab_bytes):
+                   tokens, token_flags, doc_token_ends, table, vocab_key, vocab_offsets,
+                   vocab_bytes):
     """Tokenize documents state[DOC] .. doc_end-1 of one batch; resumable, see module doc.
 
     data/offsets: UTF-8 bytes of the batch and int64 document boundaries into them.
     lowered: 1 when `data` is already lowercased text (exact slow path), 0 to fold per code point.
     doc_token_ends[d]: total token count after document d (written when d is finished).
     table: int32 ids (see _lookup); vocab_key[id]: the entry's key (see _token_key).
+    token_flags[i]: IN_LINE, LINE_START (first token of a line) or PARAGRAPH_START (first token
+    of a line after a line without tokens, or of the document); lines are those of
+    str.splitlines(): a break is \n, \r, \r\n, \v, \f, \x1c-\x1e, \x85, U+2028 or U+2029.
+    state[BREAKS]: line breaks since the last token (kept across a stop inside a document).
     state[POS] is -1 between documents (set it to -1 to start a batch).
     On SPECIAL_DOC the tokens of document state[DOC] are rolled back and state[DOC] points at it.
     """
@@ -206,11 +213,13 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
     n_vocab = state[N_VOCAB]
     used = state[VOCAB_USED]
     status = DONE
+    breaks = state[BREAKS]
     while d < doc_end:
         end = offsets[d + 1]
         if pos < 0:  # entering a fresh document
             pos = offsets[d]
             state[DOC_TOKEN_START] = n_tokens
+            breaks = PARAGRAPH_START  # the first token starts a line and a paragraph
         while pos < end:
             cp = np.int64(data[pos])
             length = 1
@@ -221,6 +230,14 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
                 status = SPECIAL_DOC
                 break
             if (info & start_bits) == 0:
+                # line breaks are never token characters: counted only on this path
+                if cp < 0x20:
+                    if cp == 0x0A or cp == 0x0B or cp == 0x0C or 0x1C <= cp <= 0x1E:
+                        breaks += 1
+                    elif cp == 0x0D and not (pos + 1 < end and data[pos + 1] == 0x0A):
+                        breaks += 1  # \r\n is one break, counted at its \n
+                elif cp == 0x85 or cp == 0x2028 or cp == 0x2029:
+                    breaks += 1
                 pos += length
                 continue
             # a single character takes only the marks after it; a run takes run characters
@@ -261,6 +278,8 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
                         vocab_offsets[tid + 1] = used
                         n_vocab += 1
                     tokens[n_tokens] = tid
+                    token_flags[n_tokens] = min(breaks, PARAGRAPH_START)
+                    breaks = 0
                     n_tokens += 1
                     pos += n_bytes
                     continue
@@ -319,6 +338,8 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
                 used = w
                 n_vocab += 1
             tokens[n_tokens] = tid
+            token_flags[n_tokens] = min(breaks, PARAGRAPH_START)
+            breaks = 0
             n_tokens += 1
         if status == SPECIAL_DOC:
             state[DOC] = d
@@ -339,6 +360,7 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
     state[N_VOCAB] = n_vocab
     state[VOCAB_USED] = used
     state[STATUS] = status
+    state[BREAKS] = breaks
 
 
 @njit(cache=True, nogil=True)

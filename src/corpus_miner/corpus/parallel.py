@@ -39,6 +39,13 @@ class TokenizedBlock:
     batches: list
     tokens: np.ndarray  # uint32 global ids
     doc_offsets: np.ndarray  # int64, documents + 1, from 0
+    line_flags: np.ndarray  # uint8 per token: kernels.IN_LINE, LINE_START or PARAGRAPH_START
+
+    def line_starts(self, first_token: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """(line starts, paragraph starts) as int64 token indices, plus `first_token`."""
+        lines = np.flatnonzero(self.line_flags).astype(np.int64)
+        paragraphs = lines[self.line_flags[lines] == kernels.PARAGRAPH_START]
+        return lines + first_token, paragraphs + first_token
 
 
 def default_threads() -> int:
@@ -116,7 +123,7 @@ class ParallelTokenizer:
         self.special_docs += assigner.special_docs
         self._local_vocab = assigner.n_vocab
         keys = assigner.vocab_keys()
-        tokens, doc_offsets, local_vocab = assigner.finish()
+        tokens, doc_offsets, local_vocab, line_flags = assigner.finish_with_lines()
         mapping = self.vocabulary.merge(keys, local_vocab)
         kernels.remap_ids(tokens, mapping, tokens)  # in place: each id read before written
-        return TokenizedBlock(block, tokens, doc_offsets)
+        return TokenizedBlock(block, tokens, doc_offsets, line_flags)

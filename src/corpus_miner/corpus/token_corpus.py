@@ -1,15 +1,19 @@
 """TokenCorpus: a tokenized corpus as flat arrays, and its saved folder.
 
-Folder (format `corpus-miner/token-corpus`, version 2: corpus_miner.io.artefact's one format),
+Folder (format `corpus-miner/token-corpus`, version 3: corpus_miner.io.artefact's one format),
 written atomically:
   metadata.json        counts, tokenizer, read stats, per array dtype/shape/sha256, checksum
   tokens.bin           uint32, token ids of all documents, concatenated
   doc_offsets.bin      int64, n_docs + 1
+  line_starts.bin      int64, n_lines: the token index of the first token of each line
+  paragraph_starts.bin int64, n_paragraphs: the line starts that begin a paragraph
+                       (both written empty, with "lines": false, for a corpus built without them)
   vocab_offsets.bin / vocab_bytes.bin     the vocabulary (UTF-8 strings, see StringList)
   doc_id_offsets.bin / doc_id_bytes.bin   the document ids
-Raw little-endian arrays, so `load(mmap=True)` maps corpora larger than RAM. Version 1 folders
-(.npy files, metadata without a checksum) are refused with a message to re-create them:
-tokenizing again is fast, and their tokens may follow an older token rule.
+Raw little-endian arrays, so `load(mmap=True)` maps corpora larger than RAM. Version 2 folders
+(the same without the line arrays) load with `line_starts` None. Version 1 folders (.npy files,
+metadata without a checksum) are refused with a message to re-create them: tokenizing again is
+fast, and their tokens may follow an older token rule.
 """
 
 from __future__ import annotations
@@ -35,7 +39,8 @@ from corpus_miner.io.readers import ReadStats
 from corpus_miner.io.strings import StringList
 
 FORMAT_NAME = TOKEN_CORPUS_FORMAT
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+_READABLE_VERSIONS = (2, 3)  # 2: no line arrays
 # The token rule; a corpus saved under another rule has other tokens and is refused on load.
 TOKENIZER = ("v2: str.lower, then one Han/Hiragana/Katakana/Thai/Lao/Khmer/Myanmar character with "
              "its marks, or a maximal run of other \\p{L}\\p{M}\\p{N}")
@@ -48,6 +53,7 @@ _ARRAYS: dict[str, np.dtype] = {  # file -> dtype
     "doc_id_offsets.bin": np.dtype("<i8"),
     "doc_id_bytes.bin": np.dtype("u1"),
 }
+_LINE_ARRAYS = {"line_starts.bin": np.dtype("<i8"), "paragraph_starts.bin": np.dtype("<i8")}
 
 
 @dataclass(eq=False)
@@ -59,6 +65,16 @@ class TokenCorpus:
     doc_ids:     document ids (str), one per document
     vocab:       token id -> token string; ids in order of first appearance
     read_stats:  what the readers counted while building it (None when unknown)
+    texts_digest: (documents, value) of io.digest.OrderedDigest over the texts it was built
+                 from (None when loaded from a folder): a second read of the inputs (`clean`
+                 writing them back) is checked against it
+    line_starts: int64, ascending token indices of the first token of every line (the lines of
+                 `str.splitlines()` that hold a token; `corpus.tokenizer.line_starts` is the
+                 definition), so every non-empty document's first token is one; None when the
+                 corpus was built without them (from arrays, or saved by corpus-miner < 3 of
+                 the folder format)
+    paragraph_starts: int64, the line starts that follow a line without tokens, and every
+                 document's first token; None with line_starts
     """
 
     tokens: np.ndarray
@@ -66,10 +82,18 @@ class TokenCorpus:
     doc_ids: Sequence[str]
     vocab: Sequence[str]
     read_stats: ReadStats | None = None
+    texts_digest: tuple[int, int] | None = None
+    line_starts: np.ndarray | None = None
+    paragraph_starts: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.tokens = read_only(self.tokens)  # one type for the kernels: see _numba.readonly
         self.doc_offsets = read_only(self.doc_offsets)
+        if (self.line_starts is None) != (self.paragraph_starts is None):
+            raise ValueError("line_starts and paragraph_starts go together (both or neither)")
+        if self.line_starts is not None:
+            self.line_starts = read_only(np.asarray(self.line_starts, dtype=np.int64))
+            self.paragraph_starts = read_only(np.asarray(self.paragraph_starts, dtype=np.int64))
 
     @property
     def n_docs(self) -> int:
@@ -109,7 +133,8 @@ class TokenCorpus:
         """Write the corpus folder atomically (a crash never leaves a half-written folder); a
         URL (s3://...) gets the folder uploaded once complete."""
         with corpus_writer(path) as writer:
-            writer.add_documents(self.tokens, self.doc_offsets, _as_string_list(self.doc_ids))
+            writer.add_documents(self.tokens, self.doc_offsets, _as_string_list(self.doc_ids),
+                                 self.line_starts, self.paragraph_starts)
             writer.finish(_as_string_list(self.vocab), self.read_stats)
         return path if is_remote(path) else Path(path)
 
@@ -128,7 +153,7 @@ class TokenCorpus:
 
             with local_copy(str(path)) as copy:
                 return cls.load(copy, mmap=False, verify=verify)
-        saved = open_artefact(path, FORMAT_NAME, (FORMAT_VERSION,), kind="token corpus",
+        saved = open_artefact(path, FORMAT_NAME, _READABLE_VERSIONS, kind="token corpus",
                               remedy=_REMEDY)
         saved.check(saved.metadata.get("tokenizer") == TOKENIZER,
                     f"saved with another token rule ({saved.metadata.get('tokenizer')!r})")
@@ -143,10 +168,20 @@ class TokenCorpus:
                        len(arrays["doc_id_bytes"]), verify)
         if verify and n_tokens:
             saved.check(int(arrays["tokens"].max()) < n_vocab, "token id beyond the vocabulary")
+        lines = paragraphs = None
+        if saved.version >= 3 and saved.field("lines", bool):
+            lines, paragraphs = (saved.array(name, dtype, ndim=1, mmap=mmap, verify=verify)
+                                 for name, dtype in _LINE_ARRAYS.items())
+            saved.check(len(lines) == saved.count("n_lines") and
+                        len(paragraphs) == saved.count("n_paragraphs"),
+                        "line arrays differ from n_lines / n_paragraphs")
+            if verify:
+                _check_lines(saved, lines, paragraphs, arrays["doc_offsets"])
         return cls(arrays["tokens"], arrays["doc_offsets"],
                    StringList(arrays["doc_id_offsets"], arrays["doc_id_bytes"]),
                    StringList(arrays["vocab_offsets"], arrays["vocab_bytes"]),
-                   _read_stats(saved.metadata.get("read_stats")))
+                   _read_stats(saved.metadata.get("read_stats")),
+                   line_starts=lines, paragraph_starts=paragraphs)
 
 
 class TokenCorpusWriter:
@@ -157,20 +192,38 @@ class TokenCorpusWriter:
     def __init__(self, artefact: ArtefactWriter):
         self._artefact = artefact
         self._writers = {name: artefact.array_writer(name, dtype)
-                         for name, dtype in _ARRAYS.items() if not name.startswith("vocab_")}
+                         for name, dtype in (_ARRAYS | _LINE_ARRAYS).items()
+                         if not name.startswith("vocab_")}
         self._writers["doc_offsets.bin"].write(np.zeros(1, np.int64))
         self._writers["doc_id_offsets.bin"].write(np.zeros(1, np.int64))
         self.n_docs = 0
         self.n_tokens = 0
         self._id_bytes = 0
+        self.n_lines = 0
+        self.n_paragraphs = 0
+        self.lines = True  # until documents come without line starts
         self._finished = False
 
-    def add_documents(self, tokens: np.ndarray, doc_offsets: np.ndarray, doc_ids: StringList):
+    def add_documents(self, tokens: np.ndarray, doc_offsets: np.ndarray, doc_ids: StringList,
+                      line_starts: np.ndarray | None = None,
+                      paragraph_starts: np.ndarray | None = None):
         """The next documents: their tokens, their offsets into `tokens` (documents + 1, from
-        0) and their ids."""
+        0), their ids and their line and paragraph starts (indices into `tokens`; without them
+        the folder keeps no lines at all)."""
         if len(doc_ids) != len(doc_offsets) - 1:
             raise ValueError(f"{len(doc_ids)} ids for {len(doc_offsets) - 1} documents")
+        if (line_starts is None) != (paragraph_starts is None):
+            raise ValueError("line_starts and paragraph_starts go together (both or neither)")
         doc_offsets = np.asarray(doc_offsets, dtype=np.int64)
+        if line_starts is None or paragraph_starts is None:
+            self.lines = False
+        elif self.lines:
+            self._writers["line_starts.bin"].write(np.asarray(line_starts, np.int64)
+                                                   + self.n_tokens)
+            self._writers["paragraph_starts.bin"].write(np.asarray(paragraph_starts, np.int64)
+                                                        + self.n_tokens)
+            self.n_lines += len(line_starts)
+            self.n_paragraphs += len(paragraph_starts)
         self._writers["tokens.bin"].write(tokens)
         self._writers["doc_offsets.bin"].write(doc_offsets[1:] + self.n_tokens)
         id_offsets = doc_ids.offsets
@@ -189,7 +242,10 @@ class TokenCorpusWriter:
         self._artefact.fields.update({
             "n_docs": self.n_docs, "n_tokens": self.n_tokens, "n_vocab": len(vocab),
             "tokenizer": TOKENIZER, "unicode_version": unicodedata.unidata_version,
-            "read_stats": read_stats.as_dict() if read_stats else None})
+            "read_stats": read_stats.as_dict() if read_stats else None,
+            # line arrays are empty when some documents came without them
+            "lines": self.lines, "n_lines": self.n_lines if self.lines else 0,
+            "n_paragraphs": self.n_paragraphs if self.lines else 0})
         self._finished = True
 
 
@@ -214,6 +270,21 @@ def _read_stats(saved) -> ReadStats | None:
 
 def _as_string_list(strings) -> StringList:
     return strings if isinstance(strings, StringList) else StringList.from_strings(strings)
+
+
+def _check_lines(saved: Artefact, lines: np.ndarray, paragraphs: np.ndarray,
+                 doc_offsets: np.ndarray) -> None:
+    """verify=True's checks of the line arrays: ascending, inside the tokens, every non-empty
+    document's first token a paragraph start, every paragraph start a line start."""
+    n_tokens = int(doc_offsets[-1])
+    for name, starts in (("line_starts", lines), ("paragraph_starts", paragraphs)):
+        saved.check(bool(np.all(starts[1:] > starts[:-1])), f"{name} not strictly ascending")
+        saved.check(len(starts) == 0 or (int(starts[0]) >= 0 and int(starts[-1]) < n_tokens),
+                    f"{name} beyond the tokens")
+    firsts = doc_offsets[:-1][doc_offsets[1:] > doc_offsets[:-1]]
+    saved.check(bool(np.isin(firsts, paragraphs).all()),
+                "a document's first token is not a paragraph start")
+    saved.check(bool(np.isin(paragraphs, lines).all()), "a paragraph start is not a line start")
 
 
 def _check_offsets(saved: Artefact, name: str, offsets: np.ndarray, n: int, end: int,

@@ -75,6 +75,27 @@ def token_spans(text: str) -> tuple[np.ndarray, np.ndarray]:
     return kernels.token_char_spans(code_points, info)
 
 
+def line_starts(text: str) -> tuple[list[int], list[int]]:
+    """(line starts, paragraph starts) of one text: the index in `tokenize(text)` of the first
+    token of each line of `text.splitlines()` that has a token, and of those among them that
+    follow a line without tokens or are the text's first token.
+
+    This is the definition; the bulk path (`TokenIdAssigner`) records the same positions.
+    """
+    lines, paragraphs = [], []
+    count = 0
+    after_empty = True
+    for line in text.splitlines():
+        n = len(tokenize(line))
+        if n:
+            lines.append(count)
+            if after_empty:
+                paragraphs.append(count)
+            count += n
+        after_empty = n == 0
+    return lines, paragraphs
+
+
 def _flags(ch: str) -> int:
     cp = ord(ch)
     return int(code_point_tables()[0][cp]) if cp < 0xD800 or cp >= 0xE000 else 0
@@ -146,6 +167,7 @@ class TokenIdAssigner:
         self._vocab_offsets = np.zeros(initial_vocab + 1, dtype=np.int64)
         self._vocab_bytes = np.zeros(16 * initial_vocab, dtype=np.uint8)
         self._tokens = np.zeros(initial_tokens, dtype=np.uint32)
+        self._line_flags = np.zeros(initial_tokens, dtype=np.uint8)  # kernels.IN_LINE, ...
         self._doc_ends = np.zeros(1 << 10, dtype=np.int64)  # token count after each document
         self.n_docs = 0
         self.special_docs = 0  # documents that needed the exact str.lower() path
@@ -206,8 +228,8 @@ class TokenIdAssigner:
 
     def _run(self, data, offsets, n_docs, lowered, state, doc_ends):
         kernels.scan_documents(data, offsets, n_docs, self._info, self._lower, lowered, state,
-                               self._tokens, doc_ends, self._table, self._vocab_key,
-                               self._vocab_offsets, self._vocab_bytes)
+                               self._tokens, self._line_flags, doc_ends, self._table,
+                               self._vocab_key, self._vocab_offsets, self._vocab_bytes)
 
     def _grow(self, status: int) -> None:
         if status == kernels.NEED_TOKENS:
@@ -228,6 +250,7 @@ class TokenIdAssigner:
     def _ensure_token_capacity(self, size: int) -> None:
         if size > len(self._tokens):
             self._tokens = resized(self._tokens, size)
+            self._line_flags = resized(self._line_flags, size)
 
     def _ensure_doc_capacity(self, size: int) -> None:
         if size > len(self._doc_ends):
@@ -240,6 +263,13 @@ class TokenIdAssigner:
     def finish(self) -> tuple[np.ndarray, np.ndarray, StringList]:
         """(tokens uint32, doc_offsets int64 n_docs+1, vocab); the assigner is spent afterwards
         (but for `vocab_keys`)."""
+        return self.finish_with_lines()[:3]  # type: ignore[return-value]
+
+    def finish_with_lines(self) -> tuple[np.ndarray, np.ndarray, StringList, np.ndarray]:
+        """`finish`, and the line flag of every token (uint8: kernels.IN_LINE, LINE_START or
+        PARAGRAPH_START; see kernels.scan_documents)."""
+        line_flags = resized(self._line_flags, self.n_tokens)
+        self._line_flags = np.zeros(0, dtype=np.uint8)
         tokens = resized(self._tokens, self.n_tokens)
         doc_offsets = np.zeros(self.n_docs + 1, dtype=np.int64)
         doc_offsets[1:] = self._doc_ends[:self.n_docs]
@@ -249,7 +279,7 @@ class TokenIdAssigner:
         self._tokens = np.zeros(0, dtype=np.uint32)  # the buffers now belong to the caller
         self._doc_ends = np.zeros(0, dtype=np.int64)
         self._table = np.zeros(0, dtype=np.int32)
-        return tokens, doc_offsets, vocab
+        return tokens, doc_offsets, vocab, line_flags
 
 
 def new_table(slots: int) -> np.ndarray:

@@ -8,12 +8,14 @@ from corpus_miner._lazy import lazy_attributes
 if TYPE_CHECKING:
     from corpus_miner.coverage.clean import Cleaner
     from corpus_miner.coverage.coverage import Coverage
+    from corpus_miner.coverage.phrase_cleaner import PhraseCleaner
     from corpus_miner.coverage.report import CoverageReport
 
 __getattr__, __dir__ = lazy_attributes(globals(), {
     "corpus_miner.coverage.clean": "Cleaner",
     "corpus_miner.coverage.coverage": "Coverage",
+    "corpus_miner.coverage.phrase_cleaner": "PhraseCleaner",
     "corpus_miner.coverage.report": "CoverageReport",
 })
 
-__all__ = ["Cleaner", "Coverage", "CoverageReport"]
+__all__ = ["Cleaner", "Coverage", "CoverageReport", "PhraseCleaner"]

@@ -48,36 +48,57 @@ def in_vocabulary(table: PhraseTable, vocab: Sequence[str]) -> PhraseTable:
     return replace(table, tokens=new_id[table.tokens], vocab=new_vocab)
 
 
-def coverage_of(table: PhraseTable, min_length: int, sigma: int | None, corpus) -> Coverage:
+def coverage_of(table: PhraseTable, min_length: int, sigma: int | None, corpus,
+                min_line_length: int | None = None) -> Coverage:
     """The exact Coverage of `corpus` by the maximal phrases of a mining run at
-    (sigma, min_length)."""
-    return Coverage.from_phrases(corpus, in_vocabulary(table, corpus.vocab), min_length, sigma)
+    (sigma, min_length) and its whole-line phrases (min_line_length: the run's)."""
+    return Coverage.from_phrases(corpus, in_vocabulary(table, corpus.vocab), min_length, sigma,
+                                 min_line_length)
 
 
-def coverage_rows(table: PhraseTable, min_length: int, docs: Documents) -> pa.Table:
+def coverage_rows(table: PhraseTable, min_length: int, docs: Documents,
+                  min_line_length: int | None = None) -> pa.Table:
     """Per document, in order: id, tokens, tokens_covered and junk_spans (the [start, end)
-    character spans of its covered token runs); the rows SparkBloomSpan.coverage gives."""
-    coverage = BatchCoverage(table, min_length)
+    character spans of its covered token runs); the rows SparkBloomSpan.coverage gives.
+    Batch by batch, except with whole-line phrases, whose lines come from the whole corpus."""
     parts = []
+    if table.whole_line_mask.any():
+        docs = docs.held()
+        coverage = coverage_of(table, min_length, None, docs.token_corpus(), min_line_length)
+        for batch in docs.batches():
+            first = batch.first_row
+            runs = [coverage.runs(first + i) for i in range(len(batch))]
+            spans = [junk_spans(text, r)
+                     for text, r in zip(batch.texts.to_pylist(), runs, strict=True)]
+            parts.append(pa.table({
+                docs.id_col: batch.ids.cast(pa.string()),
+                "tokens": pa.array(coverage.doc_tokens[first:first + len(batch)], pa.int64()),
+                "tokens_covered": pa.array(coverage.doc_covered[first:first + len(batch)],
+                                           pa.int64()),
+                "junk_spans": pa.array(spans, SPANS)}))
+        return pa.concat_tables(parts) if parts else _empty_rows(docs.id_col)
+    batch_coverage = BatchCoverage(table, min_length)
     for batch in docs.batches():
-        found = coverage.documents(batch.texts)
+        found = batch_coverage.documents(batch.texts)
         spans = [junk_spans(text, runs)
                  for text, runs in zip(batch.texts.to_pylist(), found.runs, strict=True)]
         parts.append(pa.table({docs.id_col: batch.ids.cast(pa.string()),
                                "tokens": pa.array(found.tokens, pa.int64()),
                                "tokens_covered": pa.array(found.covered, pa.int64()),
                                "junk_spans": pa.array(spans, SPANS)}))
-    if not parts:
-        return pa.table({docs.id_col: pa.array([], pa.string()), "tokens": pa.array([], pa.int64()),
-                         "tokens_covered": pa.array([], pa.int64()),
-                         "junk_spans": pa.array([], SPANS)})
-    return pa.concat_tables(parts)
+    return pa.concat_tables(parts) if parts else _empty_rows(docs.id_col)
+
+
+def _empty_rows(id_col: str) -> pa.Table:
+    return pa.table({id_col: pa.array([], pa.string()), "tokens": pa.array([], pa.int64()),
+                     "tokens_covered": pa.array([], pa.int64()),
+                     "junk_spans": pa.array([], SPANS)})
 
 
 def report_of(table: PhraseTable, min_length: int, sigma: int | None, docs: Documents, *,
               top: int = 25, examples: int = 3, template_share: float = 0.9,
-              group_by: str | None = None, title: str = "Repeated text report"
-              ) -> CoverageReport:
+              group_by: str | None = None, title: str = "Repeated text report",
+              min_line_length: int | None = None) -> CoverageReport:
     """The CoverageReport of the documents: figures from their tokens, then (when the texts
     can be read again) example contexts, template snippets and groups from their texts."""
     docs = docs.held()
@@ -86,7 +107,8 @@ def report_of(table: PhraseTable, min_length: int, sigma: int | None, docs: Docu
         raise ParameterError("group_by reads the documents' fields, which a TokenCorpus, a saved "
                              "corpus or stdin cannot give; pass the original documents")
     corpus = docs.token_corpus()
-    report = CoverageReport(coverage_of(table, min_length, sigma, corpus), top=top,
+    report = CoverageReport(coverage_of(table, min_length, sigma, corpus, min_line_length),
+                            top=top,
                             examples=examples, template_share=template_share, group_by=group_by,
                             title=title, inputs=[str(p) for p in docs.paths or ()])
     if again:
@@ -97,7 +119,7 @@ def report_of(table: PhraseTable, min_length: int, sigma: int | None, docs: Docu
 def cleaned(table: PhraseTable, min_length: int, sigma: int | None, docs: Documents, *,
             mode: str = "remove", mask_text: str | None = None, keep_first: bool = False,
             allow: Sequence[str] = (), drop_above: float | None = None, output=None,
-            shards=None) -> pa.Table | dict:
+            shards=None, min_line_length: int | None = None) -> pa.Table | dict:
     """The documents with their covered text removed, masked or annotated (every field and
     record kept, in order): a Table, or with `output`, written there atomically and the
     cleaning figures returned (Cleaner.summary, documents_written, coverage, handled_share)."""
@@ -112,7 +134,7 @@ def cleaned(table: PhraseTable, min_length: int, sigma: int | None, docs: Docume
                              "saved corpus or stdin cannot give (a second time); pass the "
                              "original documents")
     corpus = docs.token_corpus()
-    coverage = coverage_of(table, min_length, sigma, corpus)
+    coverage = coverage_of(table, min_length, sigma, corpus, min_line_length)
     cleaner.fit(corpus, coverage)
     if output is None:
         parts = list(cleaner.transform(docs.batches(), docs.text_col))

@@ -229,21 +229,27 @@ class Cleaner(Estimator):
             mask &= coverage.covered
         self.coverage_ = coverage
         return self._fit_mask(mask, coverage.doc_offsets, getattr(corpus, "doc_ids", None),
-                              None if protected is None else int(coverage.covered.sum()))
+                              None if protected is None else int(coverage.covered.sum()),
+                              getattr(corpus, "texts_digest", None))
 
     def fit_mask(self, mask: np.ndarray, doc_offsets: np.ndarray, doc_ids=None,
-                 tokens_covered: int | None = None) -> Cleaner:
+                 tokens_covered: int | None = None,
+                 texts_digest: tuple[int, int] | None = None) -> Cleaner:
         """Fit from a handled-token mask (uint8 per corpus token) computed elsewhere, e.g. by
         another engine from the same phrases; allow and keep_first need fit() and the corpus.
-        tokens_covered: covered tokens before protection (for summary(); default the mask's)."""
+        tokens_covered: covered tokens before protection (for summary(); default the mask's).
+        texts_digest: (documents, value) of io.digest.OrderedDigest over the texts the mask
+        was computed from; given, `write` refuses inputs that read otherwise."""
         params = self.params
         params.validate()
         self._forget_fitted()
         self.params_ = params
-        return self._fit_mask(mask, doc_offsets, doc_ids, tokens_covered)
+        return self._fit_mask(mask, doc_offsets, doc_ids, tokens_covered, texts_digest)
 
     def _fit_mask(self, mask: np.ndarray, doc_offsets: np.ndarray, doc_ids,
-                  tokens_covered: int | None) -> Cleaner:
+                  tokens_covered: int | None,
+                  texts_digest: tuple[int, int] | None = None) -> Cleaner:
+        self.texts_digest_ = texts_digest
         self.mask_ = mask
         self.doc_offsets_ = doc_offsets
         self.tokens_covered_ = int(mask.sum()) if tokens_covered is None else tokens_covered
@@ -378,6 +384,10 @@ class Cleaner(Estimator):
         # release the GIL) and writing
         batches = read_documents(inputs, text_field=text_field, id_field=id_field,
                                  skip_bad=skip_bad, prefetch=_AHEAD)
+        if self.texts_digest_ is not None:  # the texts the mask was computed from, or refuse
+            from corpus_miner.io.digest import checked_reread
+
+            batches = checked_reread(batches, self.texts_digest_, "clean")
         if shards is not None and shards.total_rows is None:
             shards = dataclasses.replace(shards, total_rows=len(self.dropped_))
         rows = write_records(read_ahead(self.transform(batches, text_field), _AHEAD), output,

@@ -56,17 +56,26 @@ def _as_corpus_arrays(corpus) -> tuple[np.ndarray, np.ndarray]:
 class PhraseTables:
     """The lookup tables of a phrase table, built once and applied to any tokens of the same
     ids (a corpus, or one batch of documents after another: both tests below depend on a
-    document alone). `min_length`: also index the L-windows of the phrases (mined coverage)."""
+    document alone). `min_length`: also index the L-windows of the phrases (mined coverage).
+    Whole-line phrases (table.whole_line) are looked up among the lines instead, and only
+    count where they are a whole line: their methods then need the corpus's line starts."""
 
     def __init__(self, table: PhraseTable, min_length: int | None = None):
         self.table = table
-        self.phrase_tokens = read_only(np.ascontiguousarray(table.tokens, dtype=np.uint32))
-        self.phrase_offsets = np.ascontiguousarray(table.offsets, dtype=np.int64)
+        whole_line = table.whole_line_mask
+        self._line_index = np.flatnonzero(whole_line)
+        # indices into `table` of the phrases below (None: all of them, in order)
+        self._ordinary_index = np.flatnonzero(~whole_line) if len(self._line_index) else None
+        self._line_table = table.take(self._line_index) if len(self._line_index) else None
+        ordinary = table if self._ordinary_index is None else table.take(self._ordinary_index)
+        self.phrase_tokens = read_only(np.ascontiguousarray(ordinary.tokens, dtype=np.uint32))
+        self.phrase_offsets = np.ascontiguousarray(ordinary.offsets, dtype=np.int64)
         lengths = table.lengths
         if len(table) and lengths.min() < 1:
             raise ParameterError("phrase table contains an empty phrase; remove it from the list")
-        self.k = int(lengths.min()) if len(table) else 0
-        if len(table):
+        self._n_ordinary = len(ordinary)
+        self.k = int(ordinary.lengths.min()) if len(ordinary) else 0
+        if len(ordinary):
             slots, slot_hash, prefix_pos, phrase_prefix = kernels.build_prefix_table(
                 self.phrase_tokens, self.phrase_offsets, self.k)
             group_offsets = np.zeros(len(prefix_pos) + 1, dtype=np.int64)
@@ -75,16 +84,41 @@ class PhraseTables:
                               np.argsort(phrase_prefix, kind="stable").astype(np.int64))
         self.min_length = min_length
         if min_length is not None:
+            ranks = (np.arange(len(table), dtype=np.int64) if self._ordinary_index is None
+                     else self._ordinary_index.astype(np.int64))
             self._windows = kernels.build_window_table(
-                self.phrase_tokens, self.phrase_offsets, min_length,
-                np.arange(len(table), dtype=np.int64))
+                self.phrase_tokens, self.phrase_offsets, min_length, ranks)
+
+    @property
+    def has_whole_lines(self) -> bool:
+        return self._line_table is not None
 
     def occurrences(self, tokens: np.ndarray, doc_offsets: np.ndarray,
-                    window_starts: np.ndarray = _NO_MARKS) -> Occurrences:
-        """Every full occurrence of every phrase (overlaps included), in corpus order.
+                    window_starts: np.ndarray = _NO_MARKS,
+                    line_starts: np.ndarray | None = None) -> Occurrences:
+        """Every full occurrence of every phrase (overlaps included), in corpus order; of a
+        whole-line phrase, every line equal to it (line_starts: the corpus's).
         window_starts: mark_windows's mask, to look phrases up only where a window starts."""
+        ordinary = self._ordinary_occurrences(tokens, doc_offsets, window_starts)
+        if self._line_table is None:
+            return ordinary
+        if line_starts is None:
+            raise InputError("whole-line phrases need the corpus's line starts (tokenize the "
+                             "original documents again)")
+        from corpus_miner.phrases.lines import whole_line_matches
+
+        phrase, doc, start = whole_line_matches(tokens, doc_offsets, line_starts,
+                                                self._line_table)
+        phrase = np.concatenate([ordinary.phrase, self._line_index[phrase]]).astype(np.int64)
+        doc = np.concatenate([ordinary.doc, doc]).astype(np.int64)
+        start = np.concatenate([ordinary.start, start]).astype(np.int64)
+        order = np.argsort(start, kind="stable")
+        return Occurrences(phrase[order], doc[order], start[order])
+
+    def _ordinary_occurrences(self, tokens: np.ndarray, doc_offsets: np.ndarray,
+                              window_starts: np.ndarray) -> Occurrences:
         tokens, doc_offsets = read_only(tokens), read_only(doc_offsets)  # one type: a corpus's
-        if len(self.table) == 0:
+        if self._n_ordinary == 0:
             empty = np.empty(0, dtype=np.int64)
             return Occurrences(empty, empty, empty)
         slots, slot_hash, prefix_pos, group_offsets, group_phrases = self._prefixes
@@ -100,15 +134,21 @@ class PhraseTables:
         in_parts(scan, len(doc_offsets) - 1, mining_threads(len(tokens)))
         found = [parts[lo] for lo in sorted(parts)]  # contiguous document ranges, in order
         if len(found) == 1:
-            return Occurrences(*found[0])
-        return Occurrences(*(np.concatenate([part[i] for part in found]) if found
-                             else np.empty(0, dtype=np.int64) for i in range(3)))
+            occ = Occurrences(*found[0])
+        else:
+            occ = Occurrences(*(np.concatenate([part[i] for part in found]) if found
+                                else np.empty(0, dtype=np.int64) for i in range(3)))
+        if self._ordinary_index is None:
+            return occ
+        return Occurrences(self._ordinary_index[occ.phrase], occ.doc, occ.start)
 
-    def mined(self, tokens: np.ndarray, doc_offsets: np.ndarray
+    def mined(self, tokens: np.ndarray, doc_offsets: np.ndarray,
+              line_starts: np.ndarray | None = None
               ) -> tuple[np.ndarray, np.ndarray, Occurrences]:
         """(covered mask, covered tokens attributed to each phrase, full occurrences) with the
         table in canonical order (index = attribution rank; module docstring). Each pass runs
-        on ranges of documents, on threads."""
+        on ranges of documents, on threads. Whole-line phrases cover their whole-line
+        occurrences (line_starts: the corpus's)."""
         tokens, doc_offsets = read_only(tokens), read_only(doc_offsets)  # one type: a corpus's
         slots, slot_hash, window_pos, window_owner, window_filter = self._windows
         window = self.min_length  # set, with the window table, by __init__
@@ -121,7 +161,7 @@ class PhraseTables:
             window_filter, self.phrase_tokens, covered), n_docs, threads)
         # phrases start where their first window does, if none is shorter than a window
         occ = self.occurrences(tokens, doc_offsets,
-                               covered if self.k >= window else _NO_MARKS)
+                               covered if self.k >= window else _NO_MARKS, line_starts)
         lengths = self.table.lengths
         in_full, by_full = kernels.cover_by_occurrences(
             len(tokens), occ.start, lengths[occ.phrase].astype(np.int64), occ.phrase,
@@ -134,12 +174,26 @@ class PhraseTables:
                 window_owner, self.phrase_tokens, len(self.table), in_full, covered)
 
         in_parts(attribute, n_docs, threads)
+        if self._line_table is not None:  # whole-line occurrences are in no window
+            np.maximum(covered, in_full, out=covered)
         return covered, by_full + sum(by_window.values(), np.zeros_like(by_full)), occ
 
 
+def corpus_line_starts(corpus, table: PhraseTable) -> np.ndarray | None:
+    """The corpus's line starts when `table` has whole-line phrases (InputError if it has
+    none), else None."""
+    if not table.whole_line_mask.any():
+        return None
+    from corpus_miner.phrases.lines import corpus_lines
+
+    return corpus_lines(corpus)[0]
+
+
 def find_occurrences(corpus, table: PhraseTable) -> Occurrences:
-    """Every full occurrence of every phrase of `table` in `corpus` (overlaps included)."""
-    return PhraseTables(table).occurrences(*_as_corpus_arrays(corpus))
+    """Every full occurrence of every phrase of `table` in `corpus` (overlaps included); of a
+    whole-line phrase, its whole-line occurrences."""
+    return PhraseTables(table).occurrences(*_as_corpus_arrays(corpus),
+                                           line_starts=corpus_line_starts(corpus, table))
 
 
 def phrases_from_texts(texts: Sequence[str], vocab: Sequence[str],
@@ -149,20 +203,35 @@ def phrases_from_texts(texts: Sequence[str], vocab: Sequence[str],
     A phrase with a token the corpus never saw cannot occur; it is left out and returned in the
     second list (with phrases that tokenize to nothing), so callers can report it.
     """
+    return phrases_from_rows([{"phrase": text} for text in texts], vocab, tokenize)
+
+
+def phrases_from_rows(rows: Sequence[dict], vocab: Sequence[str],
+                      tokenize: Callable[[str], list[str]]) -> tuple[PhraseTable, list[str]]:
+    """phrases_from_texts for rows of a phrase file (result.read_phrases): a row whose
+    whole_line is true stays a whole-line phrase (applied only where it is a whole line); the
+    table has a whole_line column when some row has the field."""
+    from corpus_miner.phrases.result import WHOLE_LINE, is_whole_line
+
     index = {token: i for i, token in enumerate(vocab)}
     kept: list[list[int]] = []
+    flags: list[bool] = []
     unmatched: list[str] = []
-    seen: set[tuple[int, ...]] = set()
-    for text in texts:
+    seen: set[tuple[tuple[int, ...], bool]] = set()
+    for row in rows:
+        text = str(row["phrase"])
         ids = [index.get(token, -1) for token in tokenize(text)]
         if not ids or min(ids) < 0:
             unmatched.append(text)
             continue
-        if tuple(ids) not in seen:  # the same phrase twice (e.g. different punctuation) counts once
-            seen.add(tuple(ids))
+        key = (tuple(ids), is_whole_line(row))
+        if key not in seen:  # the same phrase twice (e.g. different punctuation) counts once
+            seen.add(key)
             kept.append(ids)
+            flags.append(key[1])
     zeros = [0] * len(kept)
-    return PhraseTable.from_lists(kept, zeros, zeros, vocab), unmatched
+    lined = any(WHOLE_LINE in row for row in rows)
+    return PhraseTable.from_lists(kept, zeros, zeros, vocab, flags if lined else None), unmatched
 
 
 def _support_from(occ: Occurrences, table: PhraseTable, n_docs: int) -> PhraseTable:
@@ -171,7 +240,8 @@ def _support_from(occ: Occurrences, table: PhraseTable, n_docs: int) -> PhraseTa
     # distinct (phrase, document) pairs, encoded in one int64 so np.unique can count them
     pairs = np.unique(occ.phrase * np.int64(n_docs) + occ.doc)
     df = np.bincount(pairs // n_docs, minlength=len(table)).astype(np.int64)
-    return PhraseTable(table.tokens, table.offsets, df, occurrences, table.vocab)
+    return PhraseTable(table.tokens, table.offsets, df, occurrences, table.vocab,
+                       table.whole_line)
 
 
 def with_support(corpus, table: PhraseTable) -> PhraseTable:
@@ -192,6 +262,7 @@ class Coverage:
     min_length:     L of the mining run (windows length), or the shortest listed phrase
     sigma:          threshold of the mining run, None for a phrase list
     source:         "mined" (windows of maximal phrases) or "list" (full occurrences)
+    min_line_length: shortest whole-line phrase of the mining run (None: none were mined)
     """
 
     covered: np.ndarray
@@ -203,29 +274,35 @@ class Coverage:
     min_length: int
     sigma: int | None
     source: str
+    min_line_length: int | None = None
 
     # -- construction ---------------------------------------------------------------------------
     @classmethod
     def from_phrases(cls, corpus, phrases: PhraseTable, min_length: int,
-                     sigma: int | None = None) -> Coverage:
-        """Exact coverage from the maximal phrases of a mining run with this `min_length`."""
+                     sigma: int | None = None, min_line_length: int | None = None) -> Coverage:
+        """Exact coverage from the maximal phrases of a mining run with this `min_length`, and
+        its whole-line phrases (table.whole_line; min_line_length: the run's), which cover
+        their whole-line occurrences."""
         if min_length < 1:
             raise ParameterError(f"min_length must be >= 1, got {min_length}")
         table = phrases.sorted()
-        if len(table) and int(table.lengths.min()) < min_length:
+        ordinary = ~table.whole_line_mask
+        if ordinary.any() and int(table.lengths[ordinary].min()) < min_length:
             raise ParameterError(
                 f"phrase table has phrases shorter than min_length {min_length}; pass the "
                 "min_length used for mining")
         tokens, doc_offsets = _as_corpus_arrays(corpus)
-        covered, by_phrase, occ = PhraseTables(table, int(min_length)).mined(tokens, doc_offsets)
+        covered, by_phrase, occ = PhraseTables(table, int(min_length)).mined(
+            tokens, doc_offsets, corpus_line_starts(corpus, table))
         return cls(covered, doc_offsets, kernels.count_per_document(covered, doc_offsets), table,
-                   by_phrase, occ, int(min_length), sigma, "mined")
+                   by_phrase, occ, int(min_length), sigma, "mined", min_line_length)
 
     @classmethod
     def from_miner(cls, miner, corpus) -> Coverage:
         """Coverage of a fitted BloomSpan (or any estimator with phrases_, sigma, min_length)."""
         # an unfitted BloomSpan raises NotFittedError on .phrases_ itself
-        return cls.from_phrases(corpus, miner.phrases_, miner.min_length, miner.sigma)
+        return cls.from_phrases(corpus, miner.phrases_, miner.min_length, miner.sigma,
+                                getattr(miner, "min_line_length", None))
 
     @classmethod
     def from_phrase_list(cls, corpus, table: PhraseTable) -> Coverage:
@@ -250,7 +327,8 @@ class Coverage:
         """The same kind of coverage from the phrases where `keep` (bool per phrase) is True."""
         table = self.phrases.take(np.flatnonzero(keep))
         if self.source == "mined":
-            return Coverage.from_phrases(corpus, table, self.min_length, self.sigma)
+            return Coverage.from_phrases(corpus, table, self.min_length, self.sigma,
+                                         self.min_line_length)
         return Coverage.from_phrase_list(corpus, table)
 
     # -- figures --------------------------------------------------------------------------------
@@ -329,6 +407,8 @@ class Coverage:
             "phrases": len(self.phrases),
             "sigma": self.sigma,
             "min_length": self.min_length,
+            "min_line_length": self.min_line_length,
+            "whole_line_phrases": int(self.phrases.whole_line_mask.sum()),
             "source": self.source,
             "document_share_deciles": [float(x) for x in self.deciles()],
             "document_share_histogram": {"edges": [float(x) for x in edges],

@@ -202,6 +202,7 @@ class CoverageReport:
         return {"rank": int(phrase) + 1, "phrase": cov.phrases.text(phrase), "length": length,
                 "df": df, "occurrences": int(cov.phrases.occurrences[phrase]),
                 "psi": length * df, "tokens_covered": int(cov.tokens_by_phrase[phrase]),
+                "whole_line": bool(cov.phrases.whole_line_mask[phrase]),
                 "examples": self.contexts.get(int(phrase), [])}
 
     def to_dict(self) -> dict:
@@ -241,6 +242,8 @@ class CoverageReport:
     def terminal_summary(self, hogs: int = 5, groups: int = 5) -> str:
         data = self.to_dict()
         params = (f"sigma {data['sigma']}, min length {data['min_length']}"
+                  + (f", whole lines from {data['min_line_length']}"
+                     if data.get("min_line_length") else "")
                   if data["source"] == "mined" else "reviewed phrase list")
         lines = [
             f"{data['documents']:,} documents, {data['tokens']:,} tokens ({params})",
@@ -251,7 +254,7 @@ class CoverageReport:
         for row in data["hogs_by_tokens_covered"][:hogs]:
             phrase = row["phrase"] if len(row["phrase"]) <= 60 else row["phrase"][:57] + "..."
             lines.append(f"  {row['tokens_covered']:>12,} tok  df {row['df']:>7,}  len "
-                         f"{row['length']:>4}  {phrase}")
+                         f"{row['length']:>4}  {'[line] ' if row['whole_line'] else ''}{phrase}")
         for row in (data["groups"] or [])[:groups]:
             lines.append(f"  group {row['group'][:40]:<40} {100 * row['coverage']:5.1f}% of "
                          f"{row['tokens']:,} tokens, {row['documents']:,} docs")

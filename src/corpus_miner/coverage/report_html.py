@@ -165,9 +165,11 @@ def _hogs_table(rows: list[dict], covered_total: int, open_first: bool = False) 
         opened = " open" if open_first and i == 1 else ""
         share = r["tokens_covered"] / covered_total if covered_total else 0.0
         covered_bar = _bar(r["tokens_covered"] / peak, _num(r["tokens_covered"]))
+        line = (' <span class="muted" title="counted and handled only where it is a whole '
+                'line">whole line</span>' if r.get("whole_line") else "")
         body.append(
             f'<tr><td class="rank">{i}</td><td><details{opened}><summary><span class="phrase">'
-            f'{escape(short)}</span></summary>{full}{examples}</details></td>'
+            f'{escape(short)}</span>{line}</summary>{full}{examples}</details></td>'
             f'<td class="n">{_num(r["length"])}</td><td class="n">{_num(r["df"])}</td>'
             f'<td class="n">{_num(r["psi"])}</td>'
             f'<td>{covered_bar}</td><td class="n">{_pct(share)}</td></tr>')

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import os
+from pathlib import Path
 
 import numpy as np
 from numba import njit
@@ -227,6 +228,9 @@ class BloomFilter:
         self.num_bits = int(num_bits)
         self.num_hashes = int(num_hashes)
         self.bits = bits
+        # (file, metadata entry) of the saved array these bits are, while nothing was added:
+        # a later save may hard-link that file instead of writing the bits again
+        self.source: tuple[Path, dict] | None = None
 
     @classmethod
     def for_documents(cls, expected_documents: int, bands: int, fp_prob: float) -> BloomFilter:
@@ -234,6 +238,7 @@ class BloomFilter:
         return cls(*bloom_size(expected_documents * bands, key_fp_prob(fp_prob, bands)))
 
     def add(self, keys) -> None:
+        self.source = None
         bloom_add_kernel(self.bits, _as_keys(keys).ravel(), self.num_bits, self.num_hashes)
 
     def add_counting(self, keys, twice: BloomFilter) -> None:
@@ -241,6 +246,7 @@ class BloomFilter:
         if not self.same_shape(twice):
             raise ParameterError("the `twice` filter must have this filter's num_bits and "
                                  "num_hashes")
+        self.source = None
         bloom_add_counting_kernel(self.bits, twice.bits, _as_keys(keys).ravel(), self.num_bits,
                                   self.num_hashes)
 
@@ -253,6 +259,7 @@ class BloomFilter:
         return bloom_any_kernel(self.bits, _as_keys(band_keys), self.num_bits, self.num_hashes)
 
     def query_then_insert(self, band_keys) -> np.ndarray:
+        self.source = None
         return bloom_query_then_insert_kernel(self.bits, _as_keys(band_keys), self.num_bits,
                                               self.num_hashes)
 
@@ -307,13 +314,20 @@ class BloomFilter:
         return cls.from_artefact(saved, saved.metadata)
 
     @classmethod
-    def from_artefact(cls, saved, shape: dict, array_name: str = "bits.bin") -> BloomFilter:
+    def from_artefact(cls, saved, shape: dict, array_name: str = "bits.bin",
+                      mmap: bool = False) -> BloomFilter:
         """The filter whose num_bits / num_hashes are in `shape` (a metadata table) and whose
-        bytes are the artefact's array `array_name`."""
+        bytes are the artefact's array `array_name`. mmap: the bytes are memory-mapped
+        copy-on-write instead of read (a query reads only the pages it probes; inserts stay
+        in memory), and their sha256 is not computed (that would read them all): the size is
+        still checked, and the metadata's checksum covers the shape."""
         num_bits = saved.count("num_bits", shape, 1)
         num_hashes = saved.count("num_hashes", shape, 1)
-        bits = saved.array(array_name, np.uint8, ndim=1)
+        bits = saved.array(array_name, np.uint8, ndim=1, mmap="c" if mmap else False,
+                           verify=not mmap)
         try:
-            return cls(num_bits, num_hashes, bits)
+            bloom = cls(num_bits, num_hashes, bits)
         except ParameterError as exc:
             raise saved.error(str(exc)) from None
+        bloom.source = (Path(saved.path) / array_name, saved.entry(array_name))
+        return bloom

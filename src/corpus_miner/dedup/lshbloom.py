@@ -95,7 +95,8 @@ class LSHBloom(Estimator):
 
     Learned: params_ (validated LSHBloomParams), bands_, rows_, n_documents_, index_ (a
     ScalableBloomFilter, or a BandTable in minhash_lsh), ids_ (minhash_lsh: the indexed
-    documents' ids in order, a pa.ChunkedArray; None in lshbloom).
+    documents' ids in order, a pa.ChunkedArray; None in lshbloom), snapshots_ (what the index
+    absorbed, as recorded by `corpus-miner index add` and kept across generations).
     """
 
     _fit_hint = "fit(), deduplicate() or LSHBloom.load()"
@@ -105,6 +106,7 @@ class LSHBloom(Estimator):
     n_documents_: int
     index_: ScalableBloomFilter | BandTable
     ids_: pa.ChunkedArray | None
+    snapshots_: list[dict]
 
     def __init__(self, threshold: float = 0.85, num_perm: int = 256, mode: str = "lshbloom",
                  num_bands: int | None = None, fp_prob: float = DEFAULT_FP_PROB,
@@ -138,6 +140,7 @@ class LSHBloom(Estimator):
         self.params_ = params
         self.bands_, self.rows_ = params.bands_rows
         self.n_documents_ = 0
+        self.snapshots_ = []
         if known_documents is None:
             capacity = params.expected_items or DEFAULT_CAPACITY
         else:
@@ -167,11 +170,13 @@ class LSHBloom(Estimator):
     def to_state(self) -> LSHBloomState:
         """The fitted index (shared, not copied): for SparkLSHBloom, the index folder, ..."""
         self.check_is_fitted()
+        snapshots = tuple(getattr(self, "snapshots_", ()))
         if self.params_.mode == "lshbloom":
-            return LSHBloomState(self.params_, self.n_documents_, bloom=self._bloom())
+            return LSHBloomState(self.params_, self.n_documents_, bloom=self._bloom(),
+                                 snapshots=snapshots)
         table, ids = self._table()
         return LSHBloomState(self.params_, self.n_documents_, band_table=table,
-                             ids=ids.combine_chunks())
+                             ids=ids.combine_chunks(), snapshots=snapshots)
 
     @classmethod
     def from_state(cls, state: LSHBloomState, copy: bool = True) -> LSHBloom:
@@ -184,6 +189,7 @@ class LSHBloom(Estimator):
         model.params_ = state.params
         model.bands_, model.rows_ = state.bands_rows
         model.n_documents_ = int(state.n_documents)
+        model.snapshots_ = list(state.snapshots)
         if state.params.mode == "lshbloom":
             assert state.bloom is not None
             model.index_, model.ids_ = state.bloom, None
@@ -211,7 +217,8 @@ class LSHBloom(Estimator):
             ids_array = self._typed_like_earlier(_ids_array(ids, len(keys), first))
             table, earlier = self._table()
             dup_of = table.query_then_insert(keys, first, insert_only=not detect)
-            self.ids_ = pa.chunked_array([*earlier.chunks, ids_array], ids_array.type)
+            kept = earlier.chunks if first else []  # empty earlier batches: any id type
+            self.ids_ = pa.chunked_array([*kept, ids_array], ids_array.type)
             if not detect:
                 dup_of[:] = -1
             result = DedupResult(dup_of >= 0, dup_of, self._ids_of(dup_of))
@@ -275,6 +282,39 @@ class LSHBloom(Estimator):
             return self
         self._add(self.band_keys(texts), ids, detect=False)
         return self
+
+    def partial_deduplicate(self, texts, ids=None) -> DedupResult:
+        """Flag the documents of `texts` that share a band key with the index or with an earlier
+        document of `texts` (input order), then add all of them to the index (an unfitted
+        object starts a growing index). Snapshots s1, s2, ... given one after another get
+        exactly the flags of one deduplicate_stream over their concatenation (and of
+        deduplicate over an iterator of it) with the same parameters: the layer of a document
+        depends only on its ordinal."""
+        if not self.is_fitted():
+            self._start(None)
+        if not _is_sized(texts):
+            return DedupResult.concat([self._empty_result()] + [
+                self._add(self.band_keys(chunk), id_chunk, detect=True)
+                for chunk, id_chunk in _batches(texts, ids)])
+        return self._add(self.band_keys(texts), ids, detect=True)
+
+    def partial_deduplicate_keys(self, band_keys: np.ndarray, ids=None) -> DedupResult:
+        """partial_deduplicate() on precomputed band keys."""
+        if not self.is_fitted():
+            self._start(None)
+        return self._add(self._checked_keys(band_keys), ids, detect=True)
+
+    def merge(self, other: LSHBloom) -> LSHBloom:
+        """The union of two fitted indexes (a new LSHBloom; `other`'s documents follow this
+        one's). Parameters must be identical (ParameterError naming the one that differs);
+        Bloom filters merge layer by layer and must fit their layers' capacities
+        (corpus_miner.dedup.incremental)."""
+        from corpus_miner.dedup.incremental import merge_states
+
+        if not isinstance(other, LSHBloom):
+            raise TypeError(f"can only merge an LSHBloom, got {type(other).__name__}")
+        return type(self).from_state(merge_states(self.to_state(), other.to_state()),
+                                     copy=False)
 
     def query(self, texts, ids=None, return_band_keys: bool = False) -> DedupResult:
         """Match new documents against the index (read-only; no in-batch matching)."""
@@ -342,13 +382,33 @@ class LSHBloom(Estimator):
             texts, ids = batch
             yield self._add(self.band_keys(texts), ids, detect=True)
 
+    def is_new(self, batch, text_field: str = "text") -> list[bool]:
+        """partial_deduplicate() on a batch of columns (a dict of lists, as
+        `datasets.Dataset.filter(model.is_new, batched=True)` passes it) or a list of texts:
+        True for the documents to keep (no near-duplicate of an earlier one). Null texts are
+        empty documents. The batches must come in order, one at a time (num_proc=1)."""
+        if isinstance(batch, Mapping):
+            if text_field not in batch:
+                raise InputError(f"the batch has no {text_field!r} column (it has "
+                                 f"{', '.join(map(repr, batch)) or 'none'})")
+            batch = batch[text_field]
+        texts = [t if isinstance(t, str) else "" for t in batch]
+        return (~self.partial_deduplicate(texts).is_duplicate).tolist()
+
     def save(self, path) -> None:
-        """Write the index folder (metadata.json + raw arrays, checksummed, atomic, no pickle)."""
+        """Write the index folder (metadata.json + raw arrays, checksummed, no pickle). An
+        existing index folder gets a new generation, switched to atomically: a reader of the
+        folder sees the previous index or this one, whole (dedup.generations). Bloom layers
+        unchanged since `load` are hard-linked from the previous generation, not rewritten."""
         save_state(path, self.to_state())
 
     @classmethod
-    def load(cls, path) -> LSHBloom:
-        return cls.from_state(load_state(path), copy=False)
+    def load(cls, path, mmap: bool = False) -> LSHBloom:
+        """The index saved in `path`. mmap=True memory-maps the Bloom layers copy-on-write:
+        queries read only the pages they probe (an index far larger than memory stays usable),
+        documents added stay in memory until `save`; the layers' sizes are checked but not
+        their sha256 (which reads every byte; `mmap=False` does)."""
+        return cls.from_state(load_state(path, mmap=mmap), copy=False)
 
     def metadata(self) -> dict:
         self.check_is_fitted()

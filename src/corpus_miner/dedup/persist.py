@@ -1,7 +1,9 @@
 """The index folder of a fitted LSHBloom (either engine), in corpus_miner.io.artefact's format.
 
-metadata.json (format "corpus-miner/lsh-index", version 2, checksummed): "params", "mode",
-"bands", "rows", "n_documents", and
+The folder holds generations behind a pointer (dedup.generations, format version 3); each
+generation is one artefact, metadata.json (format "corpus-miner/lsh-index", version 3,
+checksummed): "generation", "params", "mode", "bands", "rows", "n_documents", "snapshots" (what
+the index absorbed, oldest first), and
 - mode lshbloom: "bloom": {"capacity", "fp_prob", "layers": [{"documents", "rate", "num_bits",
   "num_hashes"}, ...]} with one raw file per layer, bloom_<i>.bin (bit j = byte j // 8, bit j % 8);
 - mode minhash_lsh: "band_entries" with band_keys.bin (uint64, strictly increasing),
@@ -9,10 +11,12 @@ metadata.json (format "corpus-miner/lsh-index", version 2, checksummed): "params
 
 Loading checks more than the checksum: the parameters, bands and rows agree, every layer has the
 shape its capacity and rate give, the layers' documents add up to n_documents, the band table's
-keys are sorted and unique and name documents that exist. Version 1 folders (no checksum, one
-filter sized for expected_items or n_documents at the whole fp_prob) are still read, with the
-same derived checks; a version 1 filter holding more documents than it was sized for is refused,
-since its false-positive rate is above fp_prob.
+keys are sorted and unique and name documents that exist. Version 2 folders (the same fields at
+the top, no generations) and version 1 folders (no checksum, one filter sized for
+expected_items or n_documents at the whole fp_prob) are still read, with the same derived
+checks; a version 1 filter holding more documents than it was sized for is refused, since its
+false-positive rate is above fp_prob. With mmap=True the Bloom layers are memory-mapped (their
+sizes checked, their sha256 not computed, which would read them whole).
 """
 
 from __future__ import annotations
@@ -22,15 +26,21 @@ import pyarrow as pa
 
 from corpus_miner.dedup.bandtable import BandTable
 from corpus_miner.dedup.bloom import BloomFilter
+from corpus_miner.dedup.generations import (
+    INDEX_FORMAT,
+    INDEX_VERSION,
+    REMEDY,
+    new_generation,
+    read_consistently,
+)
 from corpus_miner.dedup.params import LSHBloomParams
 from corpus_miner.dedup.scalable_bloom import ScalableBloomFilter
 from corpus_miner.dedup.state import LSHBloomState
 from corpus_miner.errors import ParameterError
-from corpus_miner.io.artefact import Artefact, open_artefact, save_artefact
+from corpus_miner.io.artefact import Artefact
 
-INDEX_FORMAT = "corpus-miner/lsh-index"
-INDEX_VERSION = 2
-_REMEDY = "rebuild the index (`corpus-miner index build` or fit(...).save(...))"
+__all__ = ["INDEX_FORMAT", "INDEX_VERSION", "load_state", "save_state"]
+_REMEDY = REMEDY
 
 
 def _ids_blob(ids: pa.Array) -> bytes:
@@ -50,32 +60,44 @@ def _ids_from_blob(saved: Artefact) -> pa.Array:
 
 
 def save_state(path, state: LSHBloomState) -> None:
-    """Write a fitted index folder atomically."""
+    """Write a fitted index as the next generation of the folder `path` (a new folder where
+    there is none): readers see the previous index or this one, whole. Bloom layers that are
+    unchanged since they were loaded from a saved file are hard-linked, not written again."""
     bands, rows = state.bands_rows
     fields = {"mode": state.params.mode, "params": state.params.to_dict(), "bands": bands,
-              "rows": rows, "n_documents": int(state.n_documents)}
-    if state.params.mode == "lshbloom":
-        bloom = state.bloom
-        assert bloom is not None
-        fields["bloom"] = {"capacity": bloom.capacity, "fp_prob": bloom.fp_prob, "layers": [
-            {"documents": count, "rate": rate, "num_bits": layer.num_bits,
-             "num_hashes": layer.num_hashes}
-            for layer, count, rate in zip(bloom.layers, bloom.documents, bloom.rates)]}
-        save_artefact(path, INDEX_FORMAT, INDEX_VERSION, fields,
-                      {f"bloom_{i}.bin": layer.bits for i, layer in enumerate(bloom.layers)})
-        return
-    assert state.band_table is not None
-    keys, docs = state.band_table.items()
-    fields["band_entries"] = int(len(keys))
-    save_artefact(path, INDEX_FORMAT, INDEX_VERSION, fields,
-                  {"band_keys.bin": keys, "first_doc.bin": docs},
-                  {"ids.arrow": _ids_blob(state.ids)})
+              "rows": rows, "n_documents": int(state.n_documents),
+              "snapshots": [dict(snapshot) for snapshot in state.snapshots]}
+    with new_generation(path) as writer:
+        writer.fields.update(fields)
+        if state.params.mode == "lshbloom":
+            bloom = state.bloom
+            assert bloom is not None
+            writer.fields["bloom"] = {
+                "capacity": bloom.capacity, "fp_prob": bloom.fp_prob, "layers": [
+                    {"documents": count, "rate": rate, "num_bits": layer.num_bits,
+                     "num_hashes": layer.num_hashes}
+                    for layer, count, rate in zip(bloom.layers, bloom.documents, bloom.rates)]}
+            for i, layer in enumerate(bloom.layers):
+                if layer.source is not None and layer.source[0].is_file():
+                    writer.add_linked(f"bloom_{i}.bin", *layer.source)
+                else:
+                    writer.add_array(f"bloom_{i}.bin", layer.bits)
+            return
+        assert state.band_table is not None
+        keys, docs = state.band_table.items()
+        writer.fields["band_entries"] = int(len(keys))
+        writer.add_array("band_keys.bin", keys)
+        writer.add_array("first_doc.bin", docs)
+        writer.add_blob("ids.arrow", _ids_blob(state.ids))
 
 
-def load_state(path) -> LSHBloomState:
-    """The fitted index saved in `path`, checked (FormatError naming what is wrong)."""
-    saved = open_artefact(path, INDEX_FORMAT, (INDEX_VERSION,), unchecked_versions=(1,),
-                          kind="index", remedy=_REMEDY)
+def load_state(path, mmap: bool = False) -> LSHBloomState:
+    """The fitted index saved in `path` (its current generation), checked (FormatError naming
+    what is wrong). mmap: memory-map the Bloom layers instead of reading them."""
+    return read_consistently(path, lambda saved: _read(saved, mmap))
+
+
+def _read(saved: Artefact, mmap: bool) -> LSHBloomState:
     try:
         params = LSHBloomParams.from_dict(saved.field("params", dict))
     except (TypeError, ParameterError) as exc:
@@ -87,10 +109,11 @@ def load_state(path) -> LSHBloomState:
                 f"{params.bands_rows[0]}x{params.bands_rows[1]}")
     saved.check(saved.metadata.get("mode", params.mode) == params.mode,
                 f"mode {saved.metadata.get('mode')!r} differs from params' {params.mode!r}")
+    snapshots = _snapshots(saved)
     if params.mode == "lshbloom":
-        bloom = _load_bloom(saved, params, n_documents) if saved.version > 1 \
+        bloom = _load_bloom(saved, params, n_documents, mmap) if saved.version > 1 \
             else _load_version_1_bloom(saved, params, n_documents)
-        return _state(saved, params, n_documents, bloom=bloom)
+        return _state(saved, params, n_documents, bloom=bloom, snapshots=snapshots)
     keys = saved.array("band_keys.bin", "<u8", ndim=1)
     docs = saved.array("first_doc.bin", "<i8", ndim=1)
     ids = _ids_from_blob(saved)
@@ -100,7 +123,17 @@ def load_state(path) -> LSHBloomState:
     saved.check(bool(np.all(keys[1:] > keys[:-1])), "band keys are not sorted and unique")
     saved.check(not len(docs) or (int(docs.min()) >= 0 and int(docs.max()) < n_documents),
                 f"first_doc names documents outside 0..{n_documents - 1}")
-    return _state(saved, params, n_documents, band_table=BandTable.from_items(keys, docs), ids=ids)
+    return _state(saved, params, n_documents, band_table=BandTable.from_items(keys, docs),
+                  ids=ids, snapshots=snapshots)
+
+
+def _snapshots(saved: Artefact) -> tuple:
+    if saved.version < INDEX_VERSION:
+        return ()
+    snapshots = saved.field("snapshots", list)
+    saved.check(all(isinstance(item, dict) for item in snapshots),
+                "a snapshot record is not a table")
+    return tuple(snapshots)
 
 
 def _state(saved: Artefact, params, n_documents, **parts) -> LSHBloomState:
@@ -110,14 +143,15 @@ def _state(saved: Artefact, params, n_documents, **parts) -> LSHBloomState:
         raise saved.error(f"inconsistent index ({exc})") from None
 
 
-def _load_bloom(saved: Artefact, params: LSHBloomParams, n_documents: int) -> ScalableBloomFilter:
+def _load_bloom(saved: Artefact, params: LSHBloomParams, n_documents: int,
+                mmap: bool) -> ScalableBloomFilter:
     plan = saved.field("bloom", dict)
     layers_meta = saved.field("layers", list, plan)
     saved.check(len(layers_meta) >= 1, "the filter has no layer")
     layers, documents, rates = [], [], []
     for i, layer in enumerate(layers_meta):
         saved.check(isinstance(layer, dict), f"layer {i} is not a table")
-        layers.append(BloomFilter.from_artefact(saved, layer, f"bloom_{i}.bin"))
+        layers.append(BloomFilter.from_artefact(saved, layer, f"bloom_{i}.bin", mmap=mmap))
         documents.append(saved.count("documents", layer))
         rates.append(saved.field("rate", float, layer))
     saved.check(sum(documents) == n_documents,

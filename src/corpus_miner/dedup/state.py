@@ -23,7 +23,9 @@ from corpus_miner.errors import ParameterError
 class LSHBloomState:
     """A fitted index. params: validated parameters (canonical mode); n_documents: documents
     indexed, in order; bloom: the filter (mode lshbloom); band_table and ids: the exact table
-    and the id of every indexed document in order (mode minhash_lsh).
+    and the id of every indexed document in order (mode minhash_lsh); snapshots: what the
+    index absorbed, oldest first (one dict per `index add` / build: time, inputs with their
+    digests, documents), carried from generation to generation of the index folder.
 
     The arrays are shared, not copied: LSHBloom.from_state copies them unless told otherwise."""
 
@@ -32,6 +34,7 @@ class LSHBloomState:
     bloom: ScalableBloomFilter | None = None
     band_table: BandTable | None = None
     ids: pa.Array | None = None
+    snapshots: tuple = ()
 
     def __post_init__(self):
         params = self.params
@@ -89,4 +92,5 @@ class LSHBloomState:
         """A state owning its own filter / table (ids are immutable Arrow data)."""
         bloom = self.bloom.copy() if self.bloom is not None else None
         table = self.band_table.copy() if self.band_table is not None else None
-        return LSHBloomState(self.params, self.n_documents, bloom, table, self.ids)
+        return LSHBloomState(self.params, self.n_documents, bloom, table, self.ids,
+                             self.snapshots)

@@ -24,7 +24,9 @@ import contextlib
 import hashlib
 import json
 import math
+import os
 import re
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,6 +157,18 @@ class ArtefactWriter:
         self._entries[name] = {"dtype": None, "shape": [len(raw)],
                                "sha256": hashlib.sha256(raw).hexdigest()}
 
+    def add_linked(self, name: str, source: Path, entry: dict) -> None:
+        """An array already saved in another folder and unchanged since (a Bloom layer of an
+        earlier index generation): hard-linked, or copied where the file system has no links;
+        its metadata entry (dtype, shape, sha256) is taken over, not recomputed. Saved files
+        are never written in place, so sharing one between folders is safe."""
+        target = self._claim(name)
+        try:
+            os.link(source, target)
+        except OSError:
+            shutil.copyfile(source, target)
+        self._entries[name] = {key: entry[key] for key in ("dtype", "shape", "sha256")}
+
     def _close_arrays(self) -> None:
         for name, writer in self._open.items():
             self._entries[name] = writer.close()
@@ -257,6 +271,11 @@ class Artefact:
     def names(self) -> list[str]:
         return sorted(self.metadata["arrays"])
 
+    def entry(self, name: str) -> dict:
+        """The metadata entry of a listed array (dtype, shape, sha256), checked."""
+        self._entry(name)
+        return dict(self.metadata["arrays"][name])
+
     def _entry(self, name: str) -> _Entry:
         entry = self.metadata["arrays"].get(name)
         if not isinstance(entry, dict):
@@ -288,9 +307,10 @@ class Artefact:
             raise self.error(f"{entry.file.name} is {how} ({size} bytes, expected {expected})")
 
     def array(self, name: str, dtype: str | np.dtype | None = None, ndim: int | None = None,
-              mmap: bool = False, verify: bool = True) -> np.ndarray:
+              mmap: bool | str = False, verify: bool = True) -> np.ndarray:
         """A listed array: its file size always checked, its sha256 when verify; memory-mapped
-        read-only when mmap. dtype / ndim: what the caller expects (else FormatError)."""
+        read-only when mmap (mmap="c": copy-on-write, writes stay in this process's memory and
+        never reach the file). dtype / ndim: what the caller expects (else FormatError)."""
         entry = self._entry(name)
         if entry.dtype is None:
             raise self.error(f"{name} is listed as an opaque file, not an array")
@@ -302,6 +322,8 @@ class Artefact:
         if verify and _file_sha256(entry.file) != entry.sha256:
             raise self.error(f"{name}: checksum mismatch (the file was modified or damaged)")
         if mmap and math.prod(entry.shape) > 0:
+            if mmap == "c":
+                return np.memmap(entry.file, dtype=entry.dtype, mode="c", shape=entry.shape)
             return np.memmap(entry.file, dtype=entry.dtype, mode="r", shape=entry.shape)
         return np.fromfile(entry.file, dtype=entry.dtype).reshape(entry.shape)
 

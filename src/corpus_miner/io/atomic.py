@@ -151,9 +151,12 @@ def _temporary_sibling(final: Path, folder: bool) -> Iterator[Path]:
 
 def _make_temporary(final: Path, folder: bool) -> str:
     prefix = _temporary_prefix(final)
+    # tempfile collapses ".." lexically; the kernel resolves it after symlinks. The physical
+    # folder is where the rename lands, so the temporary sibling goes there (same file system).
+    parent = os.path.realpath(final.parent)
     if folder:
-        return tempfile.mkdtemp(prefix=prefix, suffix=".tmp", dir=final.parent)
-    fd, name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=final.parent)
+        return tempfile.mkdtemp(prefix=prefix, suffix=".tmp", dir=parent)
+    fd, name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=parent)
     os.close(fd)
     return name
 

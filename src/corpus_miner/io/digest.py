@@ -102,3 +102,71 @@ class TextsDigest:
         mixed = int(splitmix64(np.uint64(self.value ^ content)))
         self.value = int(splitmix64(np.uint64(mixed ^ boundaries))) & _MASK
         self.documents += documents
+
+
+@njit(cache=True, nogil=True)
+def ordered_xor_kernel(data, offsets, first):
+    """XOR over documents of mix(hash of the document's bytes, its global index first + i):
+    the same value whatever the batches or partitions the documents come in."""
+    acc = np.uint64(0)
+    for i in range(len(offsets) - 1):
+        h = np.uint64(0xCBF29CE484222325)
+        for j in range(offsets[i], offsets[i + 1]):
+            h = (h ^ np.uint64(data[j])) * np.uint64(0x100000001B3)
+        h = splitmix64(h ^ np.uint64(offsets[i + 1] - offsets[i]))
+        index = splitmix64(np.uint64(first + i) ^ np.uint64(0x9E3779B97F4A7C15))
+        acc ^= splitmix64(h ^ index)
+    return acc
+
+
+class OrderedDigest:
+    """Digest of the texts of documents by their position in the input, independent of how
+    they are split: what an engine that reads an input in parallel pieces (Spark partitions)
+    and the driver that reads it again in batches can both compute and compare. update(texts,
+    first) with the global index of the first text; combine() another digest's (value,
+    documents); .value and .documents."""
+
+    def __init__(self):
+        self.value = 0
+        self.documents = 0
+
+    def update(self, texts, first: int) -> None:
+        offsets, data = arrow_string_buffers(texts)
+        self.value ^= int(ordered_xor_kernel(read_only(data), read_only(
+            offsets.astype(np.int64, copy=False)), np.int64(first)))
+        self.documents += len(offsets) - 1
+
+    def combine(self, value: int, documents: int) -> None:
+        self.value ^= int(value) & _MASK
+        self.documents += int(documents)
+
+    def state(self) -> tuple[int, int]:
+        return self.documents, self.value
+
+
+def changed_between_reads(command: str, first: int, second: str) -> str:
+    """The one-line message for inputs whose two reads differ: `first` documents on the first
+    read, `second` ("12", "more than 10", "10, other texts") on the second."""
+    return (f"the inputs changed between {command}'s two reads ({first:,} documents on the "
+            f"first read, {second} on the second); nothing was written: run again on files "
+            "that are not being written to")
+
+
+def checked_reread(batches, expected: tuple[int, int], command: str):
+    """The batches of a second read, each checked against the first read's OrderedDigest state
+    `expected` (documents, value): InputError before a batch that goes beyond the documents of
+    the first read, and after the last one when the texts differ. A writer that consumes this
+    inside its atomic output leaves nothing behind."""
+    from corpus_miner.errors import InputError
+
+    found = OrderedDigest()
+    for batch in batches:
+        if found.documents + len(batch) > expected[0]:
+            raise InputError(changed_between_reads(command, expected[0],
+                                                   f"more than {expected[0]:,}"))
+        found.update(batch.texts, found.documents)
+        yield batch
+    if found.state() != tuple(expected):
+        other = ", other texts" if found.documents == expected[0] else ""
+        raise InputError(changed_between_reads(command, expected[0],
+                                               f"{found.documents:,}{other}"))

@@ -1,6 +1,8 @@
 """Whether an output would overwrite an input: the same file (same path, a symlink or a hard
 link: same device and inode), a file or folder inside an input folder, or a folder output that
-holds an input. "-" stands for stdin among inputs and for stdout among outputs.
+holds an input. Locations are physical: a folder reached through a symlink, or a ".." after one,
+is the folder the kernel would write into. "-" stands for stdin among inputs and for stdout
+among outputs.
 """
 
 from __future__ import annotations
@@ -35,13 +37,24 @@ def _chain(path: str, stream_fd: int) -> list[tuple[int, int]]:
     if path == STDIO:
         own = _identity(path, stream_fd)
         return [own] if own else []
-    absolute = Path(os.path.abspath(path))
+    absolute = physical(path)
     found = []
     for item in (absolute, *absolute.parents):
         own = _identity(str(item), stream_fd)
         if own is not None:
             found.append(own)
     return found
+
+
+def physical(path: str) -> Path:
+    """Where `path` lands on disk: its folder with every symlink and ".." resolved in order (a
+    ".." after a symlinked folder climbs out of the link's target, not out of the folder that
+    holds the link, as the kernel does when it opens the path), then its name. The name itself
+    is kept: a symlink named as the output is compared by what it points to (_identity)."""
+    head, name = os.path.split(path)
+    if name in ("", ".", ".."):
+        return Path(os.path.realpath(path))
+    return Path(os.path.realpath(head or ".")) / name
 
 
 def overlapping_input(output: str | os.PathLike, inputs: Iterable) -> str | None:

@@ -449,12 +449,17 @@ class _Reader:
             if require_field:
                 raise _missing_field(source, self.text_field, table.column_names)
             texts, null_texts = _empty_strings(n), n
-        elif python_texts is not None:
-            null_texts = sum(1 for t in python_texts if not isinstance(t, str))
-            texts = pa.array([t if isinstance(t, str) else "" for t in python_texts], pa.string())
         else:
-            texts, null_texts = self._arrow_texts(_one_array(table.column(self.text_field)),
-                                                  validate_utf8)
+            if python_texts is None and is_json_text(table.schema.field(self.text_field)):
+                # a mixed-type field we wrote: its strings are JSON texts, decoded like the ids
+                python_texts = json_values(table, self.text_field)
+            if python_texts is not None:
+                null_texts = sum(1 for t in python_texts if not isinstance(t, str))
+                texts = pa.array([t if isinstance(t, str) else "" for t in python_texts],
+                                 pa.string())
+            else:
+                texts, null_texts = self._arrow_texts(
+                    _one_array(table.column(self.text_field)), validate_utf8)
         ids = self._ids(table, n)
         offsets, _ = arrow_string_buffers(texts)
         self.stats.documents += n

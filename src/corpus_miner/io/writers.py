@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from corpus_miner.errors import ParameterError
+from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.io.atomic import atomic_path, binary_output, writing_stdout
 from corpus_miner.io.formats import OUTPUT_SUFFIXES, ShardPlan
 from corpus_miner.io.jsonl import JSON_TEXT, RecordLines, is_json_text, json_values, parse_chunk
@@ -35,17 +35,20 @@ from corpus_miner.io.strings import bool_array
 class Selection:
     """Records of one batch to write: the rows where `keep` is True (all when None), each with
     the `added` fields (columns over all rows of the batch): a field a record already has is
-    replaced where it stands, others are appended. A LineBatch can only be written to JSONL,
-    with fields its records do not have."""
+    replaced where it stands, others are appended; the `dropped` fields are removed (a stale
+    field that the added ones make wrong). A LineBatch can only be written to JSONL, with
+    fields its records do not have."""
 
     batch: DocumentBatch | LineBatch
     keep: np.ndarray | None = None
     added: dict[str, pa.Array] = dataclasses.field(default_factory=dict)
+    dropped: tuple[str, ...] = ()
 
     def table(self) -> pa.Table:
         if not isinstance(self.batch, DocumentBatch):
             raise TypeError("records read as lines only can be written to JSONL only")
         records = _with_added(self.batch.records, self.added)
+        records = records.drop_columns([n for n in self.dropped if n in records.column_names])
         return records if self.keep is None else records.filter(bool_array(self.keep))
 
 
@@ -143,9 +146,32 @@ def _jsonl_encoded(table: pa.Table) -> tuple[bytes, int]:
         if is_json_text(field):  # a mixed-type field: give back the original values
             for record, value in zip(records, json_values(table, field.name)):
                 record[field.name] = value
-    lines = [json.dumps(record, ensure_ascii=False, default=_json_default)
-             for record in records]
+    try:
+        lines = [_ENCODER.encode(record) for record in records]
+    except ValueError:  # allow_nan=False: Infinity and NaN are not JSON
+        raise InputError(_not_json(records)) from None
     return ("\n".join(lines) + "\n").encode("utf-8") if lines else b"", len(lines)
+
+
+def _not_json(records: list) -> str:
+    """The one-line message for records holding a float JSON cannot spell (a number such as
+    1e400 that overflowed to infinity when it was read, or a NaN from Parquet)."""
+    def bad(value) -> bool:
+        if isinstance(value, float):
+            return value != value or value in (float("inf"), float("-inf"))
+        if isinstance(value, dict):
+            return any(bad(v) for v in value.values())
+        if isinstance(value, (list, tuple)):
+            return any(bad(v) for v in value)
+        return False
+
+    for row, record in enumerate(records):
+        for name, value in record.items():
+            if bad(value):
+                return (f"field {name!r} of record {row + 1:,} of a batch holds a number beyond "
+                        "the range of a double (such as 1e400, read as infinity) or NaN; JSON "
+                        "cannot spell it once parsed: write .parquet, or fix the input")
+    return "a record holds a value JSON cannot spell"
 
 
 def _jsonl_as_read(selection: Selection, record_lines: RecordLines) -> tuple[bytes, int]:
@@ -157,8 +183,11 @@ def _jsonl_as_read(selection: Selection, record_lines: RecordLines) -> tuple[byt
         else np.flatnonzero(selection.keep).tolist()
     added = selection.added
     records = getattr(selection.batch, "records", None)
-    present = records is not None and any(name in records.column_names for name in added)
-    if not added and not record_lines.repaired:
+    dropped = tuple(n for n in selection.dropped
+                    if records is not None and n in records.column_names)
+    present = records is not None and any(name in records.column_names
+                                          for name in (*added, *dropped))
+    if not added and not dropped and not record_lines.repaired:
         picked = lines if selection.keep is None else [lines[i] for i in rows]
         return (b"\n".join(picked) + b"\n" if picked else b""), len(picked)
     members = _members(added) if added else None
@@ -166,7 +195,8 @@ def _jsonl_as_read(selection: Selection, record_lines: RecordLines) -> tuple[byt
     for i in rows:
         line = lines[i]
         if present or i in record_lines.repaired:
-            again = _encoded_again(line, added, i, always=i in record_lines.repaired)
+            again = _encoded_again(line, added, i, always=i in record_lines.repaired,
+                                   dropped=dropped)
             if again is not None:
                 parts.append(again)
                 continue
@@ -197,14 +227,17 @@ def _members(added: dict[str, pa.Array]) -> list[bytes]:
 
 
 def _encoded_again(line: bytes, added: dict[str, pa.Array], row: int,
-                   always: bool) -> bytes | None:
-    """The record of `line` as the reader gives it, with the added values of `row`, encoded
-    like a table row; None when not `always` and the record has none of the added fields."""
+                   always: bool, dropped: tuple[str, ...] = ()) -> bytes | None:
+    """The record of `line` as the reader gives it, with the added values of `row` and
+    without the `dropped` fields, encoded like a table row; None when not `always` and the
+    record has none of the added or dropped fields."""
     record = parse_chunk(line, 1, "", "", False).table
-    if not always and not any(name in record.column_names for name in added):
+    if not always and not any(name in record.column_names for name in (*added, *dropped)):
         return None
     values = {name: column.slice(row, 1) for name, column in added.items()}
-    return _jsonl_encoded(_with_added(record, values))[0]
+    record = _with_added(record, values)
+    return _jsonl_encoded(record.drop_columns([n for n in dropped
+                                               if n in record.column_names]))[0]
 
 
 class _WriteInBackground:
@@ -452,4 +485,5 @@ def _json_default(value):
     return str(value)
 
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, default=_json_default)  # as json.dumps below
+# allow_nan=False: json's Infinity and NaN are not JSON (no other reader takes them back)
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=_json_default, allow_nan=False)

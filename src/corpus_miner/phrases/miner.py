@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 class BloomSpan(Estimator):
     """Maximal contiguous frequent phrases: every token sequence occurring in >= sigma documents,
     of length >= min_length, that cannot be extended by one token on either side and stay in
-    >= sigma documents.
+    >= sigma documents. With min_line_length, also the whole-line phrases: every line of
+    min_line_length to min_length - 1 tokens that is a whole line in >= sigma documents
+    (phrases/lines.py; the corpus needs its line starts), flagged whole_line in phrases_.
 
     Parameters
     ----------
@@ -48,6 +50,8 @@ class BloomSpan(Estimator):
         only.
     num_hashes : int
         Hash functions of that filter.
+    min_line_length : int, optional
+        Also mine whole-line phrases of at least this many tokens (see above).
     progress : callable, optional
         Called with each mining stage's name as it starts.
 
@@ -73,13 +77,15 @@ class BloomSpan(Estimator):
 
     def __init__(self, sigma: int = 20, min_length: int = 10, algorithm: str = "auto",
                  filter_bytes: int | None = None, num_hashes: int = DEFAULT_NUM_HASHES,
-                 progress: Callable[[str], None] | None = None) -> None:
+                 progress: Callable[[str], None] | None = None,
+                 min_line_length: int | None = None) -> None:
         self.sigma = sigma
         self.min_length = min_length
         self.algorithm = algorithm
         self.filter_bytes = filter_bytes
         self.num_hashes = num_hashes
         self.progress = progress
+        self.min_line_length = min_line_length
 
     def fit(self, X: DocumentsLike, text_col: str = "text", id_col: str = "id") -> BloomSpan:
         """Mine the documents `X`.
@@ -107,10 +113,14 @@ class BloomSpan(Estimator):
         """
         params = PhraseParams(sigma=self.sigma, min_length=self.min_length,
                               algorithm=self.algorithm, filter_bytes=self.filter_bytes,
-                              num_hashes=self.num_hashes)
+                              num_hashes=self.num_hashes, min_line_length=self.min_line_length)
         corpus = documents(X, text_col=text_col, id_col=id_col, where="BloomSpan.fit") \
             .token_corpus()
         self._forget_fitted()
+        if params.min_line_length is not None:
+            from corpus_miner.phrases.lines import corpus_lines
+
+            corpus_lines(corpus)  # before mining: a corpus without line starts is refused
         tokens = np.asarray(corpus.tokens)
         doc_offsets = np.asarray(corpus.doc_offsets)
         algorithm, extra, word_filter = params.algorithm, {}, None
@@ -137,10 +147,30 @@ class BloomSpan(Estimator):
                                           num_hashes=params.num_hashes, progress=self.progress,
                                           word_filter=word_filter)
         stats.update(extra)
+        if params.min_line_length is not None:
+            table = self._with_whole_lines(table, corpus, params, stats)
         self.phrases_: PhraseTable = table  # both miners return canonical (Psi) order
         self.stats_: dict = stats
         self.text_col_, self.id_col_ = text_col, id_col
         return self
+
+    @staticmethod
+    def _with_whole_lines(table: PhraseTable, corpus, params: PhraseParams,
+                          stats: dict) -> PhraseTable:
+        """The maximal phrases and the whole-line phrases in one table, canonical order."""
+        from corpus_miner.phrases.lines import mine_whole_lines
+
+        started = time.perf_counter()
+        lines = mine_whole_lines(corpus.tokens, corpus.doc_offsets, corpus.line_starts,
+                                 params.sigma, int(params.min_line_length or 1),
+                                 params.min_length, corpus.vocab)
+        merged = PhraseTable.concatenate(table.with_whole_line(False), lines).sorted()
+        seconds = time.perf_counter() - started
+        stats.update(min_line_length=params.min_line_length, whole_line_phrases=len(lines),
+                     phrases=len(merged), whole_line_seconds=seconds)
+        if "seconds_total" in stats:
+            stats["seconds_total"] += seconds
+        return merged
 
     # -- the phrases applied to documents (coverage.apply) ----------------------------------------
     def coverage(self, X: DocumentsLike, text_col: str | None = None, id_col: str | None = None
@@ -172,7 +202,7 @@ class BloomSpan(Estimator):
         from corpus_miner.coverage.apply import coverage_rows
 
         docs = self._documents(X, text_col, id_col, "coverage")
-        return coverage_rows(self.phrases_, self.min_length, docs)
+        return coverage_rows(self.phrases_, self.min_length, docs, self.min_line_length)
 
     def report(self, X: DocumentsLike, text_col: str | None = None, id_col: str | None = None,
                *, top: int = 25, examples: int = 3, template_share: float = 0.9,
@@ -209,7 +239,7 @@ class BloomSpan(Estimator):
         docs = self._documents(X, text_col, id_col, "report")
         return report_of(self.phrases_, self.min_length, self.sigma, docs, top=top,
                          examples=examples, template_share=template_share, group_by=group_by,
-                         title=title)
+                         title=title, min_line_length=self.min_line_length)
 
     def clean(self, X: DocumentsLike, mode: str = "remove", text_col: str | None = None,
               mask_text: str | None = None, output: str | os.PathLike | None = None, *,
@@ -254,7 +284,8 @@ class BloomSpan(Estimator):
         docs = self._documents(X, text_col, None, "clean")
         return cleaned(self.phrases_, self.min_length, self.sigma, docs, mode=mode,
                        mask_text=mask_text, keep_first=keep_first, allow=allow,
-                       drop_above=drop_above, output=output)
+                       drop_above=drop_above, output=output,
+                       min_line_length=self.min_line_length)
 
     def _documents(self, X, text_col: str | None, id_col: str | None, method: str):
         self.check_is_fitted()

@@ -13,6 +13,10 @@ MAX_FILTER_BYTES = 1 << 32  # counters are addressed by a 32-bit multiply-shift
 MAX_HASHES = 8
 DEFAULT_NUM_HASHES = 1  # one counter per window; see default_filter_bytes for sizing
 MAX_COUNT = 2**62  # sigma and min_length: kernels add positions to them in int64
+# `report` and `clean` mine whole-line phrases of this many tokens or more unless told otherwise
+# (docs/benchmarks/cleaning-quality.md has the figures that chose it); `phrases` and BloomSpan
+# mine none unless asked: their answer stays the BloomSpan article's.
+CLEAN_MIN_LINE_LENGTH = 3
 
 
 def _is_int(value) -> bool:
@@ -28,13 +32,17 @@ class PhraseParams:
     filter_bytes: size of the window counting filter (bloomspan only); None = sized from the
         corpus (see bloomspan.default_filter_bytes). Any size gives the exact answer: a smaller
         filter only lets more false-positive windows through to the exact seed step.
-    num_hashes: counters per bigram in the filter (1 = the article's single row)."""
+    num_hashes: counters per bigram in the filter (1 = the article's single row).
+    min_line_length: also find whole-line phrases (phrases/lines.py): lines of at least this
+        many tokens (and fewer than min_length) that are a whole line in >= sigma documents
+        (>= 1); None: none (the maximal phrases alone, as the BloomSpan article defines them)."""
 
     sigma: int = 20
     min_length: int = 10
     algorithm: str = "auto"
     filter_bytes: int | None = None
     num_hashes: int = DEFAULT_NUM_HASHES
+    min_line_length: int | None = None
 
     def __post_init__(self) -> None:
         if not _is_int(self.sigma) or not 2 <= self.sigma <= MAX_COUNT:
@@ -56,6 +64,11 @@ class PhraseParams:
         if not _is_int(self.num_hashes) or not 1 <= self.num_hashes <= MAX_HASHES:
             raise ParameterError(f"num_hashes={self.num_hashes!r}: use an integer from 1 to "
                                  f"{MAX_HASHES}")
+        if self.min_line_length is not None and (
+                not _is_int(self.min_line_length) or not 1 <= self.min_line_length <= MAX_COUNT):
+            raise ParameterError(f"min_line_length={self.min_line_length!r}: the minimum length "
+                                 "of a whole-line phrase must be an integer from 1 to 2^62 tokens "
+                                 "(or None for no whole-line phrases)")
         if self.algorithm == "fhk" and self.filter_bytes is not None:
             raise ParameterError("filter_bytes only applies to algorithm='bloomspan' (or 'auto' "
                                  "when it picks bloomspan); drop it for 'fhk'")
@@ -64,3 +77,5 @@ class PhraseParams:
             object.__setattr__(self, name, int(getattr(self, name)))
         if self.filter_bytes is not None:
             object.__setattr__(self, "filter_bytes", int(self.filter_bytes))
+        if self.min_line_length is not None:
+            object.__setattr__(self, "min_line_length", int(self.min_line_length))

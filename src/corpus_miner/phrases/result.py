@@ -4,7 +4,9 @@ Phrases are stored flat (one uint32 token-id array plus offsets) so that million
 a few arrays, not millions of Python objects. Files: `.jsonl` (also `.jsonl.gz`), `.tsv`,
 `.parquet`, one row per phrase with `phrase` (the tokens as text, `corpus.join_tokens`: no space
 between two CJK/kana/Thai... characters, one space elsewhere; it tokenizes back to the same
-tokens), `length`, `df`, `occurrences`.
+tokens), `length`, `df`, `occurrences`, and `whole_line` when the table was mined with
+whole-line phrases (phrases/lines.py: true for a phrase that counts only where it is a whole
+line; its df and occurrences count those lines).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from corpus_miner.io.atomic import atomic_path, text_output
 from corpus_miner.io.locations import base_name, is_remote
 
 COLUMNS = ("phrase", "length", "df", "occurrences")
+WHOLE_LINE = "whole_line"
+_TRUE = {"true", "1", "yes"}
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,9 @@ class PhraseTable:
     occurrences: int64, number of (document, start) positions where the phrase occurs
                  (overlapping occurrences counted)
     vocab:       token id -> token string
+    whole_line:  bool per phrase, True for a whole-line phrase (it counts, and is applied, only
+                 where it is a whole line); None for a table without any notion of lines (the
+                 files then have no whole_line column)
     """
 
     tokens: np.ndarray
@@ -44,15 +51,42 @@ class PhraseTable:
     df: np.ndarray
     occurrences: np.ndarray
     vocab: Sequence[str]
+    whole_line: np.ndarray | None = None
 
     @classmethod
-    def from_lists(cls, phrases, df, occurrences, vocab) -> PhraseTable:
+    def from_lists(cls, phrases, df, occurrences, vocab, whole_line=None) -> PhraseTable:
         lengths = np.fromiter((len(p) for p in phrases), dtype=np.int64, count=len(phrases))
         offsets = np.zeros(len(phrases) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         flat = np.fromiter((t for p in phrases for t in p), dtype=np.uint32, count=int(offsets[-1]))
         return cls(flat, offsets, np.asarray(df, dtype=np.int64),
-                   np.asarray(occurrences, dtype=np.int64), vocab)
+                   np.asarray(occurrences, dtype=np.int64), vocab,
+                   None if whole_line is None else np.asarray(whole_line, dtype=bool))
+
+    @property
+    def whole_line_mask(self) -> np.ndarray:
+        """bool per phrase: whole_line, all False when the table has none."""
+        return (np.zeros(len(self), dtype=bool) if self.whole_line is None
+                else np.asarray(self.whole_line, dtype=bool))
+
+    def with_whole_line(self, flag) -> PhraseTable:
+        """The same phrases with whole_line set to `flag` (a bool for all, or one per phrase)."""
+        values = np.broadcast_to(np.asarray(flag, dtype=bool), (len(self),)).copy()
+        return PhraseTable(self.tokens, self.offsets, self.df, self.occurrences, self.vocab,
+                           values)
+
+    @staticmethod
+    def concatenate(first: PhraseTable, second: PhraseTable) -> PhraseTable:
+        """The phrases of `first`, then those of `second` (same vocabulary); whole_line kept
+        (False where a table had none) if either has it."""
+        offsets = np.concatenate([first.offsets[:-1], second.offsets + first.offsets[-1]])
+        whole_line = None
+        if first.whole_line is not None or second.whole_line is not None:
+            whole_line = np.concatenate([first.whole_line_mask, second.whole_line_mask])
+        return PhraseTable(np.concatenate([first.tokens, second.tokens]).astype(np.uint32),
+                           offsets.astype(np.int64), np.concatenate([first.df, second.df]),
+                           np.concatenate([first.occurrences, second.occurrences]),
+                           first.vocab, whole_line)
 
     @classmethod
     def empty(cls, vocab: Sequence[str] = ()) -> PhraseTable:
@@ -101,7 +135,8 @@ class PhraseTable:
         # gather index: for every output token, its position in self.tokens
         gather = np.repeat(self.offsets[order] - offsets[:-1], lengths) + np.arange(offsets[-1])
         flat = self.tokens[gather].astype(np.uint32, copy=False)
-        return PhraseTable(flat, offsets, self.df[order], self.occurrences[order], self.vocab)
+        return PhraseTable(flat, offsets, self.df[order], self.occurrences[order], self.vocab,
+                           None if self.whole_line is None else self.whole_line_mask[order])
 
     def canonical_order(self) -> np.ndarray:
         """Indices in canonical order: Psi = length x df descending, then longer first, then
@@ -143,11 +178,28 @@ class PhraseTable:
         """The table in canonical order (canonical_order)."""
         return self.take(self.canonical_order())
 
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The columns of its rows and files."""
+        return COLUMNS + ((WHOLE_LINE,) if self.whole_line is not None else ())
+
     def rows(self) -> Iterator[dict]:
         lengths = self.lengths
+        whole_line = None if self.whole_line is None else self.whole_line_mask
         for i in range(len(self)):
-            yield {"phrase": self.text(i), "length": int(lengths[i]), "df": int(self.df[i]),
+            row = {"phrase": self.text(i), "length": int(lengths[i]), "df": int(self.df[i]),
                    "occurrences": int(self.occurrences[i])}
+            if whole_line is not None:
+                row[WHOLE_LINE] = bool(whole_line[i])
+            yield row
+
+
+def is_whole_line(row: dict) -> bool:
+    """A phrase-file row's whole_line value (JSON true, TSV "True"/"true"/"1"; absent: False)."""
+    value = row.get(WHOLE_LINE, False)
+    if isinstance(value, str):
+        return value.strip().lower() in _TRUE
+    return bool(value)
 
 
 def _format_of(path) -> str:
@@ -178,14 +230,18 @@ def write_phrases(table: PhraseTable, path: str | Path) -> None:
             import pyarrow.parquet as pq
 
             rows = list(table.rows())
-            pq.write_table(pa.Table.from_pylist(rows, schema=pa.schema([
-                ("phrase", pa.string()), ("length", pa.int64()), ("df", pa.int64()),
-                ("occurrences", pa.int64())])), tmp)
+            schema = [("phrase", pa.string()), ("length", pa.int64()), ("df", pa.int64()),
+                      ("occurrences", pa.int64())]
+            if table.whole_line is not None:
+                schema.append((WHOLE_LINE, pa.bool_()))
+            pq.write_table(pa.Table.from_pylist(rows, schema=pa.schema(schema)), tmp)
         elif fmt == "tsv":
+            columns = table.columns
             with open(tmp, "w", encoding="utf-8", newline="\n") as out:
-                out.write("\t".join(COLUMNS) + "\n")
+                out.write("\t".join(columns) + "\n")
                 for row in table.rows():
-                    out.write("\t".join(str(row[c]) for c in COLUMNS) + "\n")
+                    out.write("\t".join(str(row[c]).lower() if c == WHOLE_LINE else str(row[c])
+                                        for c in columns) + "\n")
         else:
             with text_output(tmp, compress=base_name(path).lower().endswith(".gz")) as out:
                 write_phrases_jsonl(table, out)

@@ -125,5 +125,7 @@ def inputs_cleaner(docs: DataFrame, table: PhraseTable, min_length: int, *,
         for first, end in runs:
             mask[offsets[d] + first:offsets[d] + end] = 1
     cleaner = Cleaner(mode, False, (), drop_above, mask_text)
-    cleaner.fit_mask(mask, offsets)
+    # the texts the mask was computed from: Cleaner.write refuses inputs that changed since
+    cleaner.fit_mask(mask, offsets,
+                     texts_digest=documents.texts_digest(docs, figures.unit_offsets))
     return cleaner, int(figures.covered.sum()) / max(int(offsets[-1]), 1)

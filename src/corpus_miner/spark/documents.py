@@ -133,14 +133,20 @@ def documents_frame(spark, inputs, text_field: str = "text", id_field: str = "id
     return units_df.mapInArrow(as_arrow, DOCUMENTS)
 
 
-def with_row_ids(docs: DataFrame) -> DataFrame:
-    """Rows of documents_frame with `order` (the global row number) and every null id replaced
-    by that number as text, as the local readers number records without an id."""
+def unit_offsets(docs: DataFrame) -> np.ndarray:
+    """The global index of the first row of every unit (input file part) of documents_frame."""
     counts = docs.groupBy("unit").count().collect()
     sizes = np.zeros(max([r["unit"] for r in counts], default=-1) + 1, np.int64)
     for row in counts:
         sizes[row["unit"]] = row["count"]
-    first = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    return np.concatenate(([0], np.cumsum(sizes)[:-1]))
+
+
+def with_row_ids(docs: DataFrame, first: np.ndarray | None = None) -> DataFrame:
+    """Rows of documents_frame with `order` (the global row number) and every null id replaced
+    by that number as text, as the local readers number records without an id. first: the
+    unit_offsets of docs, when the caller has them."""
+    first = unit_offsets(docs) if first is None else first
     offset_of = F.element_at(F.create_map(*[F.lit(x) for u, o in enumerate(first)
                                             for x in (u, int(o))]), F.col("unit"))
     order = offset_of + F.col("row")
@@ -280,3 +286,39 @@ def texts_of(docs: DataFrame, wanted: list[tuple[int, int]]) -> dict[tuple[int, 
 
 def _shared_table(docs: DataFrame, table: PhraseTable, min_length: int):
     return shared_value(docs.sparkSession, shipped_table(table, min_length))
+
+
+def texts_digest(docs: DataFrame, unit_offsets: np.ndarray) -> tuple[int, int]:
+    """(documents, value) of io.digest.OrderedDigest over the texts the executors read, each
+    at its global index (unit_offsets[unit] + row): what the driver's second read of the
+    inputs must give again."""
+    offsets = [int(x) for x in unit_offsets]
+
+    def digest(batches) -> Iterator:
+        from corpus_miner.io.digest import OrderedDigest
+
+        found = OrderedDigest()
+        for batch in batches:
+            units = batch.column(0).to_numpy(zero_copy_only=False)
+            rows = batch.column(1).to_numpy(zero_copy_only=False)
+            texts = batch.column(2)
+            start = 0  # runs of consecutive rows of one unit: one kernel call each
+            breaks = np.flatnonzero((np.diff(units) != 0) | (np.diff(rows) != 1)) + 1
+            for stop in [*breaks.tolist(), len(units)]:
+                if stop > start:
+                    found.update(texts.slice(start, stop - start),
+                                 offsets[int(units[start])] + int(rows[start]))
+                start = stop
+        value = found.value - (1 << 64) if found.value >= 1 << 63 else found.value
+        yield pa.RecordBatch.from_arrays([pa.array([value], pa.int64()),
+                                          pa.array([found.documents], pa.int64())],
+                                         names=["value", "documents"])
+
+    parts = docs.select("unit", "row", "text").mapInArrow(
+        digest, "value long, documents long").collect()
+    from corpus_miner.io.digest import OrderedDigest
+
+    total = OrderedDigest()
+    for part in parts:
+        total.combine(part["value"] & ((1 << 64) - 1), part["documents"])
+    return total.state()

@@ -1,0 +1,221 @@
+"""`corpus-miner index add|merge|info` and `dedup --against`: an index that grows with every
+snapshot of a recurring crawl (the library side is corpus_miner.dedup.incremental).
+
+index add writes the new documents' output first and the index's new generation after it, so a
+run stopped at any moment leaves the old index or the new one (whole), and an output that is
+absent or complete; a run stopped between the two (output written, index not yet switched) is
+simply run again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import TYPE_CHECKING
+
+from corpus_miner.cli.common import add_input_arguments, add_record_output_argument, print_summary
+from corpus_miner.cli.outputs import Output
+from corpus_miner.errors import ParameterError
+from corpus_miner.io.locations import display, is_remote
+
+if TYPE_CHECKING:
+    from corpus_miner.dedup import LSHBloom
+
+# argparse dest -> LSHBloom parameter, for the checks of `index add` against an existing index
+_MODEL_ARGUMENTS = {"threshold": "threshold", "num_perm": "num_perm", "mode": "mode",
+                    "num_bands": "num_bands", "fp_prob": "fp_prob", "sketch": "sketch",
+                    "shingle_size": "shingle_size", "expected_items": "expected_items",
+                    "seed": "seed", "max_shingles": "max_shingles",
+                    "word_shingles": "shingle_kind"}
+
+
+def register(actions, add_model_arguments, records_output: Output, run_add) -> None:
+    """The add, merge and info actions of `corpus-miner index`."""
+    add = actions.add_parser(
+        "add", help="add a snapshot to an index, writing its new unique documents",
+        description="Check every document of INPUT... against INDEX_DIR and against the earlier "
+                    "documents of INPUT (input order); write the unique ones (or all, with "
+                    "is_duplicate) to -o, then add the band keys of all of INPUT to the index as "
+                    "its next generation. A missing INDEX_DIR is created with the parameters "
+                    "given; for an existing one they must agree with it. An input added before "
+                    "(the index keeps a digest of every input) is refused unless --force.")
+    add.add_argument("index_dir", metavar="INDEX_DIR",
+                     help="index folder (written by `index build`, `index add` or `dedup "
+                          "--save-index`; created when missing)")
+    add_input_arguments(add, saved_corpus=False)
+    add_record_output_argument(add)
+    add.add_argument("--annotate", action="store_true",
+                     help="keep every document and add is_duplicate (+ duplicate_of in "
+                          "minhash_lsh mode) instead of dropping duplicates")
+    add.add_argument("--force", action="store_true",
+                     help="add inputs even when the index absorbed the same documents before")
+    add_model_arguments(add)
+    add.set_defaults(handler=run_add, parser_defaults=_defaults_of(add), outputs=(
+        records_output, Output("index_dir", "INDEX_DIR", folder=True)))
+
+    merge = actions.add_parser(
+        "merge", help="merge indexes built with identical parameters",
+        description="Write the union of INDEX_DIR... (in the order given) to -o. The indexes "
+                    "must share every parameter that decides band keys and the Bloom filter's "
+                    "plan; a mismatch is refused naming the parameter and both values.")
+    merge.add_argument("indexes", nargs="+", metavar="INDEX_DIR", help="index folders to merge")
+    merge.add_argument("-o", "--output", required=True, metavar="INDEX_DIR",
+                       help="index folder to write (a new generation where one exists)")
+    merge.set_defaults(handler=run_index_merge, outputs=(Output("output", "-o", folder=True),),
+                       extra_inputs=("indexes",))
+
+    info = actions.add_parser(
+        "info", help="describe an index: parameters, documents, snapshots, size, fill",
+        description="Print what INDEX_DIR holds: its parameters, documents, the snapshots it "
+                    "absorbed (when, inputs and their digests, documents), its bytes, and for a "
+                    "Bloom filter each layer's fill and the false-positive rate now.")
+    info.add_argument("index_dir", metavar="INDEX_DIR", help="index folder")
+    info.add_argument("--json", action="store_true", help="print the description as JSON")
+    info.set_defaults(handler=run_index_info, outputs=())
+
+
+def load_index(location, mmap: bool = True) -> LSHBloom:
+    """The index at a path or URL (a URL is fetched first: its current generation only)."""
+    from corpus_miner.dedup import LSHBloom
+
+    if is_remote(location):
+        from corpus_miner.io.remote import local_copy
+
+        with local_copy(str(location)) as copy:
+            return LSHBloom.load(copy)
+    return LSHBloom.load(location, mmap=mmap)
+
+
+def _index_exists(location) -> bool:
+    from pathlib import Path
+
+    from corpus_miner.io.artefact import METADATA_FILE
+    from corpus_miner.io.locations import join, local_path
+
+    if is_remote(location):
+        from corpus_miner.io.storage import filesystem
+
+        fs, path = filesystem(join(location, METADATA_FILE))
+        return bool(fs.exists(path))
+    return (Path(local_path(location)) / METADATA_FILE).is_file()
+
+
+def _check_parameters(args: argparse.Namespace, parser_defaults: dict, model: LSHBloom) -> None:
+    """A model argument given with a value other than its default must agree with the index."""
+    from corpus_miner.dedup.params import canonical_mode
+
+    params = model.params_
+    for dest, name in _MODEL_ARGUMENTS.items():
+        value = getattr(args, dest)
+        if value == parser_defaults.get(dest):
+            continue
+        if dest == "word_shingles":
+            value = "word" if value else "char"
+        elif dest == "mode":
+            value = canonical_mode(value)
+        if value != getattr(params, name):
+            flag = "--" + dest.replace("_", "-")
+            raise ParameterError(f"{flag} {value!r} differs from the index's {name} "
+                                 f"{getattr(params, name)!r}: an index keeps the parameters it "
+                                 "was built with (leave the option out)")
+
+
+def run_index_merge(args: argparse.Namespace) -> int:
+    from corpus_miner.dedup import LSHBloom
+    from corpus_miner.dedup.incremental import merge_states
+
+    started = time.perf_counter()
+    state = load_index(args.indexes[0]).to_state()
+    name = display(args.indexes[0])
+    for location in args.indexes[1:]:
+        other = load_index(location).to_state()
+        state = merge_states(state, other, (name, display(location)))
+        name = "the indexes before it"
+    merged = LSHBloom.from_state(state, copy=False)
+    merged.save(args.output)
+    print_summary("index merge", indexes=len(args.indexes), documents=merged.n_documents_,
+                  mode=merged.params_.mode, seconds=round(time.perf_counter() - started, 3))
+    return 0
+
+
+def run_index_info(args: argparse.Namespace) -> int:
+    from corpus_miner.dedup.incremental import describe
+
+    info = describe(load_index(args.index_dir).to_state())
+    info["index"] = display(args.index_dir)
+    if args.json:
+        print(json.dumps(info, indent=2, sort_keys=True))
+        return 0
+    params = info["params"]
+    lines = [f"index {info['index']}: {info['mode']}, {info['documents']:,} documents, "
+             f"{info['bytes']:,} bytes ({info['bytes'] / max(info['documents'], 1):.1f} per "
+             "document)",
+             f"parameters: threshold {params['threshold']}, {info['bands']} bands x "
+             f"{info['rows']} rows, sketch {params['sketch']} ({params['num_perm']}), "
+             f"{params['shingle_kind']} shingles of {params['shingle_size']}, seed "
+             f"{params['seed']}"]
+    if info["mode"] == "lshbloom":
+        lines.append(f"false positives per unique document: now {info['fp_now']:.3g} "
+                     f"(estimated from the bits set), at most {info['fp_bound']:.3g} when every "
+                     f"layer is full (fp_prob {info['fp_prob']:g})")
+        for i, layer in enumerate(info["layers"]):
+            lines.append(f"  layer {i}: {layer['documents']:,} of {layer['capacity']:,} "
+                         f"documents, {layer['bytes']:,} bytes, {layer['num_hashes']} hashes, "
+                         f"{layer['fill']:.1%} of bits set")
+    else:
+        lines.append(f"band table: {info['band_entries']:,} band keys")
+    lines.append(f"snapshots: {len(info['snapshots'])}")
+    for snapshot in info["snapshots"]:
+        names = ", ".join(f"{item.get('name')} ({item.get('digest')})"
+                          for item in snapshot.get("inputs", ()))
+        lines.append(f"  {snapshot.get('time')}: {snapshot.get('documents', 0):,} documents, "
+                     f"{snapshot.get('duplicates', 0):,} duplicates, {snapshot.get('added', 0):,} "
+                     f"added; {names}")
+    print("\n".join(lines))
+    return 0
+
+
+def add_against_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--against", nargs="+", metavar="INDEX_DIR", default=None,
+                        help="also drop documents that match any of these indexes (read-only; "
+                             "e.g. benchmark sets to decontaminate against, or earlier snapshots "
+                             "not merged into one index)")
+
+
+def against_indexes(args: argparse.Namespace) -> list:
+    """The --against indexes, loaded (memory-mapped) before any work."""
+    locations = getattr(args, "against", None) or ()
+    return [load_index(location) for location in locations]
+
+
+def matches_against(indexes: list, texts):
+    """(flagged, names) of documents matching any of `indexes`: names, the id of the matched
+    document of the first minhash_lsh index that names one (else None)."""
+    import numpy as np
+
+    flagged = np.zeros(len(texts), bool)
+    names: list = [None] * len(texts)
+    for index in indexes:
+        found = index.query(texts)
+        if found.duplicate_of_id is not None:
+            for i in np.flatnonzero(found.is_duplicate & ~flagged):
+                names[i] = found.duplicate_of_id[i]
+        flagged |= found.is_duplicate
+    return flagged, names
+
+
+def with_matches(result, flagged, names):
+    """A DedupResult with the --against matches flagged too; in minhash_lsh, duplicate_of
+    names the index's document where the input had no earlier match."""
+    from corpus_miner.dedup.result import DedupResult
+
+    ids = None
+    if result.duplicate_of_id is not None:
+        ids = [own if own is not None else other
+               for own, other in zip(result.duplicate_of_id, names)]
+    return DedupResult(result.is_duplicate | flagged, result.duplicate_of, ids, result.cluster)
+
+
+def _defaults_of(parser: argparse.ArgumentParser) -> dict:
+    return {action.dest: action.default for action in parser._actions}
