@@ -20,6 +20,8 @@ from corpus_miner.phrases.result import read_phrases
 from tests.coverage.test_clean import MIN_LENGTH, SIGMA, web_documents, write_jsonl
 
 PARAMS = ["--sigma", str(SIGMA), "--min-length", str(MIN_LENGTH)]
+# report and clean also mine whole-line phrases by default; the miner fixture mines none
+NO_LINES = [*PARAMS, "--min-line-length", "0"]
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +129,7 @@ def miner(data):
 @pytest.mark.parametrize("kind", ["Path", "Table", "list of texts"])
 def test_coverage_rows_equal_the_annotations_of_clean(data, miner, kind, tmp_path):
     annotated = tmp_path / "annotated.jsonl"
-    assert main(["clean", str(data["path"]), *PARAMS, "--mode", "annotate", "-o",
+    assert main(["clean", str(data["path"]), *NO_LINES, "--mode", "annotate", "-o",
                  str(annotated)]) == 0
     expected = [json.loads(line) for line in annotated.read_text(encoding="utf-8").splitlines()]
     rows = miner.coverage(_kinds(data)[kind]).to_pylist()
@@ -147,7 +149,7 @@ def test_coverage_rows_equal_the_annotations_of_clean(data, miner, kind, tmp_pat
 @pytest.mark.parametrize("kind", ["Path", "Table"])
 def test_report_equals_the_commands_json(data, miner, kind, tmp_path):
     js = tmp_path / "report.json"
-    assert main(["report", str(data["path"]), *PARAMS, "--json", str(js),
+    assert main(["report", str(data["path"]), *NO_LINES, "--json", str(js),
                  "--group-by", "url:host", "--top", "7", "--examples", "2"]) == 0
     expected = json.loads(js.read_text(encoding="utf-8"))
     found = miner.report(_kinds(data)[kind], group_by="url:host", top=7, examples=2).to_dict()
@@ -155,6 +157,26 @@ def test_report_equals_the_commands_json(data, miner, kind, tmp_path):
         expected["inputs"] = []  # the command names its input files; a Table has none
     assert json.loads(json.dumps(found, ensure_ascii=False)) == expected
     assert expected["hogs_by_psi"][0]["examples"] and expected["groups"]
+
+
+def test_whole_line_phrases_report_and_clean_like_the_commands_defaults(tmp_path):
+    from corpus_miner.phrases.params import CLEAN_MIN_LINE_LENGTH
+
+    docs = web_documents(seed=12, n_docs=30)
+    for i, doc in enumerate(docs):  # a short line on its own line, and inside a longer one
+        doc["text"] = f"{doc['text']}\nshare this post\n" if i % 3 else \
+            f"{doc['text']} and share this post today"
+    path = write_jsonl(tmp_path / "lines.jsonl", docs)
+    miner = BloomSpan(sigma=SIGMA, min_length=MIN_LENGTH,
+                      min_line_length=CLEAN_MIN_LINE_LENGTH).fit(path)
+    assert miner.phrases_.whole_line_mask.any()
+    js, cleaned = tmp_path / "report.json", tmp_path / "clean.jsonl"
+    assert main(["report", str(path), *PARAMS, "--json", str(js)]) == 0
+    assert json.loads(json.dumps(miner.report(path).to_dict(), ensure_ascii=False)) \
+        == json.loads(js.read_text(encoding="utf-8"))
+    assert main(["clean", str(path), *PARAMS, "-o", str(cleaned)]) == 0
+    miner.clean(path, output=tmp_path / "api.jsonl")
+    assert (tmp_path / "api.jsonl").read_bytes() == cleaned.read_bytes()
 
 
 def test_report_of_a_token_corpus_has_the_figures_without_contexts(data, miner):
@@ -175,7 +197,7 @@ def test_report_of_a_token_corpus_has_the_figures_without_contexts(data, miner):
 def test_clean_writes_the_commands_bytes(data, miner, tmp_path, mode, options, cli):
     for suffix in (".jsonl", ".parquet"):
         expected, found = tmp_path / f"cli{suffix}", tmp_path / f"api{suffix}"
-        assert main(["clean", str(data["path"]), *PARAMS, "--mode", mode, *cli, "-o",
+        assert main(["clean", str(data["path"]), *NO_LINES, "--mode", mode, *cli, "-o",
                      str(expected)]) == 0
         stats = miner.clean(data["path"], mode=mode, output=found, **options)
         if suffix == ".jsonl":

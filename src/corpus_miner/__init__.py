@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from corpus_miner.io.writers import write_records
     from corpus_miner.phrases.miner import BloomSpan
     from corpus_miner.phrases.result import PhraseTable, read_phrases, write_phrases
+    from corpus_miner.templates import SlotTemplates
 
 # The estimators import numba and the readers pyarrow: each name loads on first use, so that
 # `corpus-miner --version` and `--help` stay instant.
@@ -52,12 +53,13 @@ __getattr__, __dir__ = lazy_attributes(globals(), {
     "corpus_miner.io.readers": "DocumentBatch ReadStats read_documents",
     "corpus_miner.io.writers": "write_records",
     "corpus_miner.phrases.result": "PhraseTable read_phrases write_phrases",
+    "corpus_miner.templates": "SlotTemplates",
 })
 
 __all__ = [
     "__version__",
     # estimators
-    "BloomSpan", "LSHBloom", "DedupResult",
+    "BloomSpan", "SlotTemplates", "LSHBloom", "DedupResult",
     # documents in and out
     "read_documents", "DocumentBatch", "ReadStats", "write_records",
     "TokenCorpus", "load_corpus", "save_corpus", "tokenize", "token_spans",

@@ -280,3 +280,81 @@ def test_kill_9_at_any_moment_of_add_leaves_the_old_index_or_the_new(tmp_path):
     assert code == 0
     assert [p.name for p in index.iterdir() if p.name.endswith(".tmp")] == []
     assert LSHBloom.load(index).n_documents_ >= old.n_documents_ + len(DOCS[30:]) * 3
+
+
+def _unique_mode_reference(bands_keys):
+    """Plain Python: a document is flagged when one of its band keys belongs to an earlier
+    unique document; only unique documents' keys are kept."""
+    kept: dict[int, int] = {}
+    flags, firsts, ordinal = [], [], 0
+    for keys in bands_keys:
+        hits = [kept[int(k)] for k in keys if int(k) in kept]
+        flags.append(bool(hits))
+        firsts.append(min(hits) if hits else -1)
+        if not hits:
+            for k in keys:
+                kept.setdefault(int(k), ordinal)
+            ordinal += 1
+    return flags, firsts
+
+
+@pytest.mark.parametrize("mode", ["lshbloom", "minhash_lsh"])
+@settings(max_examples=8, deadline=None)
+@given(cuts=st.lists(st.integers(0, len(DOCS)), min_size=1, max_size=4))
+def test_adding_only_unique_documents_matches_a_plain_reference(mode, cuts):
+    texts = [d["text"] for d in DOCS]
+    ids = [d["id"] for d in DOCS]
+    bounds = [0, *sorted(cuts), len(texts)]
+    model = LSHBloom(num_perm=64, mode=mode, expected_items=8)
+    flags, named = [], []
+    for a, b in zip(bounds, bounds[1:]):
+        result = model.partial_deduplicate(texts[a:b], ids[a:b], add="unique")
+        flags += result.is_duplicate.tolist()
+        named += result.duplicate_of_id or [None] * (b - a)
+    expected, firsts = _unique_mode_reference(model.band_keys(texts))
+    assert flags == expected and sum(flags) >= 6
+    uniques = [t for t, dup in zip(texts, flags) if not dup]
+    assert model.n_documents_ == len(uniques)
+    reference = LSHBloom(num_perm=64, mode=mode, expected_items=8)
+    reference.partial_fit(uniques, [i for i, dup in zip(ids, flags) if not dup])
+    if mode == "lshbloom":
+        assert model.index_ == reference.index_
+    else:
+        unique_ids = [i for i, dup in zip(ids, flags) if not dup]
+        assert named == [unique_ids[f] if f >= 0 else None for f in firsts]
+        assert model.ids_.to_pylist() == unique_ids
+
+
+def test_index_add_unique_keeps_only_what_was_kept(tmp_path):
+    parts = [DOCS[:30], DOCS[30:]]
+    for k, part in enumerate(parts):
+        source = _write_jsonl(tmp_path / f"s{k}.jsonl", part)
+        assert main(["index", "add", str(tmp_path / "index"), source, "-o",
+                     str(tmp_path / f"u{k}.jsonl"), "--add", "unique", "--annotate"]) == 0
+    flags = [d["is_duplicate"] for k in range(2) for d in _read_jsonl(tmp_path / f"u{k}.jsonl")]
+    model = LSHBloom.load(tmp_path / "index")
+    assert model.n_documents_ == flags.count(False)
+    assert [s["added"] for s in model.snapshots_] == [
+        [d["is_duplicate"] for d in _read_jsonl(tmp_path / f"u{k}.jsonl")].count(False)
+        for k in range(2)]
+
+
+def test_two_adds_at_once_take_turns_and_lose_nothing(tmp_path):
+    """Both runs load, flag and write: the lock spans the whole add, so the second builds on
+    the first's generation instead of replacing it."""
+    index = tmp_path / "index"
+    first = _write_jsonl(tmp_path / "first.jsonl", DOCS[:20])
+    assert main(["index", "add", str(index), first, "-o", str(tmp_path / "u0.jsonl")]) == 0
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    children = []
+    for k, part in enumerate((DOCS[20:40], DOCS[40:])):
+        source = _write_jsonl(tmp_path / f"part{k}.jsonl", part)
+        children.append(subprocess.Popen(
+            [sys.executable, "-m", "corpus_miner", "index", "add", str(index), source, "-o",
+             str(tmp_path / f"u{k + 1}.jsonl")], cwd=ROOT, env=env, stderr=subprocess.PIPE,
+            text=True))
+    for child in children:
+        _, err = child.communicate(timeout=300)
+        assert child.returncode == 0, err
+    model = LSHBloom.load(index)
+    assert model.n_documents_ == len(DOCS) and len(model.snapshots_) == 3

@@ -103,6 +103,9 @@ def test_loaded_and_saved_corpora_keep_the_starts(tmp_path):
         assert corpus.tokens.tolist() == loaded.tokens.tolist()
     loaded.save(tmp_path / "resaved")
     assert TokenCorpus.load(tmp_path / "resaved").line_starts.tolist() == lines
+    without = load_corpus(tmp_path / "docs.jsonl", lines=False)
+    assert without.line_starts is None and without.paragraph_starts is None
+    assert without.tokens.tolist() == loaded.tokens.tolist()
 
 
 def test_a_corpus_without_lines_saves_and_loads_without_them(tmp_path):

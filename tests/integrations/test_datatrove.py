@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from corpus_miner.cli import main
-from corpus_miner.errors import MissingExtraError, ParameterError
+from corpus_miner.errors import InputError, MissingExtraError, ParameterError
 from tests.helpers import run_python
 from tests.integrations.corpora import EMPTY, pages, read_jsonl, write_jsonl
 
@@ -155,3 +155,63 @@ def test_a_missing_datatrove_names_the_extra():
     """)
     assert "MissingExtraError" in out and 'pip install "corpus-miner[datatrove]"' in out
     assert issubclass(MissingExtraError, ImportError)
+
+
+def test_an_index_in_an_s3_data_folder_is_extended_run_after_run(near_duplicates, tmp_path, s3):
+    root, first, second = near_duplicates
+    expected = cli_dedup(tmp_path, [first, second], "--threshold", "0.7", "--expected-items",
+                         "100")
+    index = (f"s3://{s3.bucket}/dedup-index", {"client_kwargs": {"endpoint_url": s3.endpoint}})
+    kept = []
+    for i, folder in enumerate(("in1", "in2")):
+        kept += run_pipeline(tmp_path, f"s3-{i}", root / folder, LSHBloomFilter(
+            index=index, threshold=0.7, expected_items=100, batch_size=8))
+    assert [r["id"] for r in kept] == [r["id"] for r in expected]
+    keys = s3.keys(s3.bucket, "dedup-index/")
+    assert "dedup-index/metadata.json" in keys and not any(k.endswith(".lock") for k in keys)
+
+
+def run_steps(tmp_path: Path, name: str, pipeline: list, tasks: int) -> None:
+    LocalPipelineExecutor(pipeline=pipeline, tasks=tasks, workers=1,
+                          logging_dir=str(tmp_path / f"logs-{name}")).run()
+
+
+@pytest.mark.parametrize("mode", ["lshbloom", "minhash_lsh"])
+def test_three_stages_on_three_tasks_keep_what_the_command_keeps(tmp_path, mode):
+    files = [write_jsonl(tmp_path / "in" / f"{k}.jsonl", rows) for k, rows in enumerate(
+        (pages(9, 20, 4, blanks=False), pages(9, 20, 8, blanks=False)[20:] + pages(10, 8, 0,
+                                                                                 blanks=False),
+         pages(10, 8, 3, blanks=False)[8:] + pages(11, 12, 2, blanks=False)))]
+    params = {"threshold": 0.7, "mode": mode, "expected_items": 500}
+    expected = cli_dedup(tmp_path, files, "--annotate", "--threshold", "0.7", "--mode", mode,
+                         "--expected-items", "500")  # rank r reads file r: rank order
+    keys, flags = tmp_path / "keys", tmp_path / "flags"
+    from corpus_miner.integrations.datatrove import (
+        LSHBloomMerge,
+        LSHBloomRemove,
+        LSHBloomSignatures,
+    )
+
+    run_steps(tmp_path, "sign", [JsonlReader(str(tmp_path / "in")),
+                                 LSHBloomSignatures(str(keys), batch_size=6, **params)], 3)
+    run_steps(tmp_path, "merge", [LSHBloomMerge(str(keys), str(flags),
+                                                index=str(tmp_path / "index"), **params)], 1)
+    got = run_pipeline(tmp_path, "remove", tmp_path / "in",
+                       LSHBloomRemove(str(flags), annotate=True), tasks=3)
+    assert [(r["id"], r["metadata"]["is_duplicate"], r["metadata"].get("duplicate_of"))
+            for r in got] == [(r["id"], r["is_duplicate"], r.get("duplicate_of"))
+                              for r in expected]
+    assert sum(r["is_duplicate"] for r in expected) >= 10
+    kept = run_pipeline(tmp_path, "drop", tmp_path / "in", LSHBloomRemove(str(flags)), tasks=3)
+    assert [r["id"] for r in kept] == [r["id"] for r in expected if not r["is_duplicate"]]
+    assert (tmp_path / "index" / "metadata.json").exists()
+    if mode == "lshbloom":  # an input changed between the stages
+        with open(files[0], "a", encoding="utf-8") as f:
+            f.write('{"id": "late", "text": "a page added after the signatures"}\n')
+        reader = JsonlReader(str(tmp_path / "in"))
+        with pytest.raises(InputError, match="more documents than it signed"):
+            list(LSHBloomRemove(str(flags)).run(reader.run(None, 0, 3), 0, 3))
+    with pytest.raises(ParameterError, match="other LSHBloom parameters"):
+        list(LSHBloomMerge(str(keys), str(tmp_path / "f2"), threshold=0.8, mode=mode).run(None))
+    with pytest.raises(ParameterError, match="runs on one task"):
+        list(LSHBloomMerge(str(keys), str(tmp_path / "f2"), **params).run(None, 0, 2))

@@ -86,13 +86,18 @@ def _exit_code(exc: BaseException) -> int:
     if isinstance(exc, BrokenPipeError):  # `corpus-miner clean ... -o - | head`: stop quietly
         discard_stdout()
         return 0
-    if isinstance(exc, MemoryError):
+    if isinstance(exc, MemoryError) or _no_thread(exc):
         return _fail("out of memory; use smaller inputs or parameters, or a machine with more "
                      "memory")
     if isinstance(exc, OSError):  # not attributed to an input or output by the library
         where = f"{exc.filename}: " if exc.filename else ""
         return _fail(f"{where}{os_reason(exc)}")
     raise exc
+
+
+def _no_thread(exc: BaseException) -> bool:
+    """A thread that could not start (its stack is memory, refused under `ulimit -v`)."""
+    return isinstance(exc, RuntimeError) and "can't start new thread" in str(exc)
 
 
 def _stopping_signal(exc: BaseException | None) -> BaseException | None:
@@ -113,6 +118,9 @@ def _fail(message: str) -> int:
 
 
 def entry_point() -> None:
+    from corpus_miner.cli.lean import lean_process
+
+    lean_process()
     code = main()
     # The process ends here. Left alone, the interpreter's exit collects every object still
     # held (numba's type system, registries and compiled libraries) and finalises them one by

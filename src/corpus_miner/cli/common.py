@@ -130,12 +130,15 @@ def shard_plan(args: argparse.Namespace, total_rows=None):
     return ShardPlan(args.shards, size, args.shard_format, total_rows).validate()
 
 
-def corpus_from_args(args: argparse.Namespace, progress: bool = True) -> TokenCorpus:
-    """Read and tokenize the inputs named on the command line (progress bar only on a TTY)."""
+def corpus_from_args(args: argparse.Namespace, progress: bool = True,
+                     lines: bool = True) -> TokenCorpus:
+    """Read and tokenize the inputs named on the command line (progress bar only on a TTY);
+    lines=False keeps no line starts (8 bytes a line that mining without whole-line phrases
+    does not use)."""
     from corpus_miner.corpus import load_corpus
 
     corpus = load_corpus(args.inputs, text_field=args.text_field, id_field=args.id_field,
-                         skip_bad=args.skip_bad, progress=progress)
+                         skip_bad=args.skip_bad, progress=progress, lines=lines)
     note_read_stats(args, corpus.read_stats)
     return corpus
 

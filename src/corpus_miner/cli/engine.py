@@ -13,9 +13,13 @@ reads the inputs a second time, as the local commands do, and applies Spark's pe
 from __future__ import annotations
 
 import argparse
+import functools
+import signal
 import sys
+import threading
 
-from corpus_miner.errors import ParameterError
+from corpus_miner.cli.common import note_read_stats
+from corpus_miner.errors import CorpusMinerError, InputError, ParameterError
 
 ENGINES = ("local", "spark")
 
@@ -34,6 +38,9 @@ def add_engine_arguments(parser: argparse.ArgumentParser, ray: bool = False) -> 
                            help="Ray cluster to join with --engine ray (default: start a local "
                            "one with this machine's cores); the input paths must be readable by "
                            "every worker")
+    group.add_argument("--verbose", action="store_true",
+                       help="with --engine spark: show Spark's and py4j's own log lines and "
+                       "stack traces on stderr (by default only corpus-miner's messages)")
 
 
 def on_spark(args: argparse.Namespace) -> bool:
@@ -41,11 +48,87 @@ def on_spark(args: argparse.Namespace) -> bool:
 
 
 def spark_session(args: argparse.Namespace):
-    from corpus_miner.spark import local_session
+    """The session on --master, checked first (one line, before any JVM starts); Spark's own
+    log lines stay off stderr unless --verbose (spark/quiet.py)."""
+    check_spark_arguments(args)
+    from pyspark import SparkContext
 
-    spark = local_session(args.master, app_name=f"corpus-miner {args.command}")
-    spark.sparkContext.setLogLevel("ERROR")
+    from corpus_miner.spark import local_session
+    from corpus_miner.spark.quiet import quiet_python, quiet_start
+
+    new_jvm = SparkContext._gateway is None
+    verbose = getattr(args, "verbose", False)
+    before = _children() if new_jvm else set()
+    ours = signal.getsignal(signal.SIGINT)
+    try:
+        with quiet_start(verbose):
+            spark = local_session(args.master, app_name=f"corpus-miner {args.command}")
+        if ours is not None and threading.current_thread() is threading.main_thread():
+            # pyspark's own Ctrl-C handler calls into the JVM from inside a JVM call (a
+            # logged "reentrant call" traceback); the command's handler stops it cleanly
+            signal.signal(signal.SIGINT, ours)
+    except BaseException:  # Ctrl-C while the JVM starts: it ignores SIGINT and would stay
+        if new_jvm:
+            from corpus_miner.spark.quiet import end_jvm
+
+            for pid in _children() - before:
+                end_jvm(pid)
+        raise
+    spark.sparkContext.setLogLevel("WARN" if verbose else "OFF")
+    quiet_python(spark, verbose)
+    if new_jvm:  # the JVM's pid, to end it if a signal stops the command (ending_the_jvm)
+        from corpus_miner.spark.quiet import jvm_pid
+
+        args.started_jvm = jvm_pid(spark)
     return spark
+
+
+def ending_the_jvm(run):
+    """`run` that, when a signal (Ctrl-C, SIGTERM) or a crash stops it, also ends the driver
+    JVM the command started: stopped mid-job it does not exit by itself (py4j's gateway thread
+    keeps it alive after the Python driver is gone) and would be left behind. A JVM that was
+    running before (a caller's session) is left alone."""
+    @functools.wraps(run)
+    def running(args: argparse.Namespace) -> int:
+        try:
+            return run(args)
+        except CorpusMinerError:
+            raise  # a one-line error: the process ends normally, and the JVM with it
+        except BaseException:
+            if getattr(args, "started_jvm", None) is not None:
+                from corpus_miner.spark.quiet import end_jvm
+
+                end_jvm(args.started_jvm)
+            raise
+
+    return running
+
+
+def _children() -> set[int]:
+    import psutil
+
+    try:
+        return {child.pid for child in psutil.Process().children()}
+    except psutil.Error:
+        return set()
+
+
+def check_spark_arguments(args: argparse.Namespace) -> None:
+    """--master and the inputs, before anything starts: a bad master, or a saved corpus
+    folder (which the executors cannot read), is one line."""
+    from corpus_miner.io.artefact import is_saved_corpus
+    from corpus_miner.spark.quiet import check_master
+
+    check_master(args.master)
+    for item in getattr(args, "inputs", None) or ():
+        try:
+            saved = is_saved_corpus(item)
+        except (OSError, ValueError):
+            saved = False
+        if saved:
+            raise InputError(f"{item}: a saved corpus folder (from `tokenize`); --engine spark "
+                             "reads JSONL, Parquet and text files only: give it the original "
+                             "inputs, or run with the local engine")
 
 
 def refuse_options(args: argparse.Namespace, *options: str) -> None:
@@ -84,3 +167,15 @@ def spark_mined(args, docs):
 
     return SparkBloomSpan(sigma=args.sigma, min_length=args.min_length).fit(
         docs, text_col="text", id_col=None)
+
+
+def note_reading(args: argparse.Namespace, docs, miner) -> None:
+    """What the executors' readers tolerated (printed after the run, as the local engine
+    does), and the local miner's note when no phrase can be frequent."""
+    from corpus_miner.spark.documents import read_stats
+
+    stats = read_stats(docs)
+    note_read_stats(args, stats)
+    if miner.stats_.get("note") is None and args.sigma > stats.documents:
+        miner.stats_["note"] = (f"sigma={args.sigma} exceeds the {stats.documents} documents: "
+                                "no phrase can be frequent")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from corpus_miner.cli.common import add_input_arguments, add_record_output_argument, print_summary
 from corpus_miner.cli.outputs import Output
-from corpus_miner.errors import ParameterError
+from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.io.locations import display, is_remote
 
 if TYPE_CHECKING:
@@ -30,16 +30,17 @@ _MODEL_ARGUMENTS = {"threshold": "threshold", "num_perm": "num_perm", "mode": "m
                     "word_shingles": "shingle_kind"}
 
 
-def register(actions, add_model_arguments, records_output: Output, run_add) -> None:
+def register(actions, add_model_arguments, records_output: Output) -> None:
     """The add, merge and info actions of `corpus-miner index`."""
     add = actions.add_parser(
         "add", help="add a snapshot to an index, writing its new unique documents",
         description="Check every document of INPUT... against INDEX_DIR and against the earlier "
                     "documents of INPUT (input order); write the unique ones (or all, with "
-                    "is_duplicate) to -o, then add the band keys of all of INPUT to the index as "
-                    "its next generation. A missing INDEX_DIR is created with the parameters "
-                    "given; for an existing one they must agree with it. An input added before "
-                    "(the index keeps a digest of every input) is refused unless --force.")
+                    "is_duplicate) to -o, then add the band keys of all of INPUT (or of the "
+                    "unique ones, --add unique) to the index as its next generation. A missing "
+                    "INDEX_DIR is created with the parameters given; for an existing one they "
+                    "must agree with it. An input added before (the index keeps a digest of "
+                    "every input) is refused unless --force.")
     add.add_argument("index_dir", metavar="INDEX_DIR",
                      help="index folder (written by `index build`, `index add` or `dedup "
                           "--save-index`; created when missing)")
@@ -48,10 +49,15 @@ def register(actions, add_model_arguments, records_output: Output, run_add) -> N
     add.add_argument("--annotate", action="store_true",
                      help="keep every document and add is_duplicate (+ duplicate_of in "
                           "minhash_lsh mode) instead of dropping duplicates")
+    add.add_argument("--add", choices=("all", "unique"), default="all", dest="add_what",
+                     help="whose band keys go into the index: all documents of INPUT (what one "
+                          "`dedup` over every snapshot holds, so the flags equal its flags) or "
+                          "only the unique ones (then a document is checked against the earlier "
+                          "unique ones) (default: %(default)s)")
     add.add_argument("--force", action="store_true",
                      help="add inputs even when the index absorbed the same documents before")
     add_model_arguments(add)
-    add.set_defaults(handler=run_add, parser_defaults=_defaults_of(add), outputs=(
+    add.set_defaults(handler=run_index_add, parser_defaults=_defaults_of(add), outputs=(
         records_output, Output("index_dir", "INDEX_DIR", folder=True)))
 
     merge = actions.add_parser(
@@ -119,6 +125,70 @@ def _check_parameters(args: argparse.Namespace, parser_defaults: dict, model: LS
             raise ParameterError(f"{flag} {value!r} differs from the index's {name} "
                                  f"{getattr(params, name)!r}: an index keeps the parameters it "
                                  "was built with (leave the option out)")
+
+
+def run_index_add(args: argparse.Namespace) -> int:
+    from corpus_miner.dedup.generations import writing
+
+    with writing(args.index_dir):  # another add waits: it must build on this one's generation
+        return _add(args)
+
+
+def _add(args: argparse.Namespace) -> int:
+    import pyarrow as pa
+
+    from corpus_miner.cli.common import shard_plan
+    from corpus_miner.cli.dedup_common import _model, _selection, _sized_by_input
+    from corpus_miner.dedup.incremental import refuse_absorbed, snapshot_record
+    from corpus_miner.io import ReadStats, write_records
+
+    started = time.perf_counter()
+    existing = _index_exists(args.index_dir)
+    if existing:
+        model = load_index(args.index_dir)
+        _check_parameters(args, args.parser_defaults, model)
+    else:
+        model = _model(args)
+    record: dict = {}
+
+    def decide(all_keys, ids, digests):
+        inputs = [{"name": display(source), "digest": f"{digest.value:016x}",
+                   "documents": digest.documents} for source, digest in digests.items()]
+        if existing and not args.force:
+            refuse_absorbed(model.snapshots_, inputs)
+        if not existing and not len(all_keys):
+            raise InputError("no documents in the inputs; nothing to index")
+        id_column = pa.chunked_array(ids, pa.string()) if ids else None
+        if args.add_what == "unique":
+            if not existing and args.expected_items is None:  # sized by the first snapshot
+                model.set_params(expected_items=max(len(all_keys), 1))
+            result = model.partial_deduplicate_keys(all_keys, id_column, add="unique")
+        elif existing or args.expected_items is not None:
+            result = model.partial_deduplicate_keys(all_keys, id_column)
+        else:  # a new index sized by its first snapshot, as `dedup` sizes its filter
+            result = model.deduplicate_keys(all_keys, id_column)
+        duplicates = int(result.is_duplicate.sum())
+        added = len(result) - duplicates if args.add_what == "unique" else len(result)
+        record.update(snapshot_record(inputs, len(result), duplicates, added))
+        return result
+
+    stats = ReadStats()
+    counts = {"documents": 0, "duplicates": 0}
+
+    def tables():
+        for batch, result in _sized_by_input(args, model, stats, decide):
+            counts["documents"] += len(result)
+            counts["duplicates"] += int(result.is_duplicate.sum())
+            yield _selection(batch, result, args.annotate)
+
+    written = write_records(tables(), args.output,
+                            shards=shard_plan(args, total_rows=lambda: record["documents"]))
+    model.snapshots_.append(record)
+    model.save(args.index_dir)
+    print_summary("index add", documents=counts["documents"], duplicates=counts["duplicates"],
+                  written=written, indexed=model.n_documents_,
+                  snapshots=len(model.snapshots_), seconds=round(time.perf_counter() - started, 3))
+    return 0
 
 
 def run_index_merge(args: argparse.Namespace) -> int:

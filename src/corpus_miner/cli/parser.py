@@ -15,6 +15,7 @@ _COMMANDS = {
     "stats": "corpus_miner.cli.ingest",
     "tokenize": "corpus_miner.cli.ingest",
     "phrases": "corpus_miner.cli.phrases",
+    "templates": "corpus_miner.cli.templates",
     "report": "corpus_miner.cli.report",
     "clean": "corpus_miner.cli.report",
     "dedup": "corpus_miner.cli.dedup",

@@ -77,7 +77,7 @@ def run(args) -> int:
     lines = min_line_length(args)
     PhraseParams(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm,
                  filter_bytes=args.filter_bytes, min_line_length=lines)
-    corpus = corpus_from_args(args)
+    corpus = corpus_from_args(args, lines=lines is not None)
     miner = BloomSpan(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm,
                       filter_bytes=args.filter_bytes, min_line_length=lines).fit(corpus)
     write_outputs(args, miner.phrases_, miner.stats_)
@@ -101,6 +101,7 @@ def write_outputs(args, table, stats: dict) -> None:
     _print_summary(stats, args.output, args.stats)
 
 
+@engine.ending_the_jvm
 def _run_on_spark(args: argparse.Namespace) -> int:
     from corpus_miner.phrases.params import PhraseParams
     from corpus_miner.spark.documents import one_line_errors
@@ -110,6 +111,8 @@ def _run_on_spark(args: argparse.Namespace) -> int:
     PhraseParams(sigma=args.sigma, min_length=args.min_length)
     spark = engine.spark_session(args)
     with one_line_errors():
-        miner = engine.spark_mined(args, engine.spark_documents(spark, args))
+        docs = engine.spark_documents(spark, args)
+        miner = engine.spark_mined(args, docs)
+    engine.note_reading(args, docs, miner)
     write_outputs(args, miner.table_, miner.stats_)
     return 0

@@ -177,7 +177,7 @@ def prewarm_dedup(args) -> None:
     import numpy as np
     import pyarrow as pa
 
-    from corpus_miner.cli.dedup import _model
+    from corpus_miner.cli.dedup_common import _model
     from corpus_miner.dedup.banding import band_keys
     from corpus_miner.dedup.minhash import signatures
 
@@ -215,5 +215,8 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    from corpus_miner.cli.lean import lean_process
+
+    lean_process()
     code = main(sys.argv[1:])
     os._exit(code)  # not the interpreter's exit: the stdin watcher is blocked reading

@@ -13,7 +13,7 @@ from corpus_miner.errors import ParameterError
 def _connect(args: argparse.Namespace):
     import os
 
-    from corpus_miner.integrations._require import require
+    from corpus_miner._extras import require
 
     # a failed task fails every task downstream of it; the command prints the first failure in
     # one line, and Ray must not print the others' tracebacks when their results are dropped

@@ -38,6 +38,9 @@ def _add_common(parser: argparse.ArgumentParser, saved_corpus: bool = True) -> N
                         "line) instead of mining; covered = inside an occurrence of a listed "
                         "phrase (a row with whole_line true: where it is a whole line); --sigma, "
                         "--min-length and --min-line-length are then ignored")
+    from corpus_miner.cli.templates import add_template_arguments
+
+    add_template_arguments(parser, mining=False)
 
 
 def register(subparsers) -> None:
@@ -63,7 +66,7 @@ def register(subparsers) -> None:
     report.add_argument("--title", default="Repeated text report", type=text_argument,
                         help="title of the HTML page")
     add_engine_arguments(report)
-    report.set_defaults(handler=run_report, extra_inputs=("phrases",), outputs=(
+    report.set_defaults(handler=run_report, extra_inputs=("phrases", "templates"), outputs=(
         Output("output", "-o", suffixes=(".html", ".htm"),
                hint="the report is HTML; name it .html (use --json for the figures)"),
         Output("json", "--json", stdout=True)))
@@ -92,7 +95,7 @@ def register(subparsers) -> None:
     clean.add_argument("--json", default=None, metavar="FILE",
                        help="write the cleaning figures as JSON ('-' for stdout)")
     add_engine_arguments(clean)
-    clean.set_defaults(handler=run_clean, extra_inputs=("phrases", "allow"), outputs=(
+    clean.set_defaults(handler=run_clean, extra_inputs=("phrases", "allow", "templates"), outputs=(
         Output("output", "-o", suffixes=OUTPUT_SUFFIXES, stdout=True, shardable=True,
                hint=f"use one of {', '.join(OUTPUT_SUFFIXES)}, or - for JSONL on stdout"),
         Output("json", "--json", stdout=True)))
@@ -107,12 +110,23 @@ def read_phrase_texts(path: str) -> list[str]:
 
 def _check_parameters(args) -> None:
     """Fail on bad parameters before the (long) tokenization pass."""
+    from corpus_miner.cli.templates import check_template_arguments
+
+    check_template_arguments(args)
     if args.phrases is None:
         from corpus_miner.cli.common import min_line_length
         from corpus_miner.phrases.params import PhraseParams
 
         PhraseParams(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm,
                      min_line_length=min_line_length(args))
+
+
+def _needs_lines(args) -> bool:
+    """Whether the run mines or applies whole-line phrases (so the corpus keeps line starts):
+    --min-line-length (or its default), or a phrase file (it may hold whole-line rows)."""
+    from corpus_miner.cli.common import min_line_length
+
+    return args.phrases is not None or min_line_length(args) is not None
 
 
 def _coverage(args, corpus):
@@ -156,23 +170,30 @@ def _write_json(data: dict, path: str) -> None:
 
 
 def run_report(args) -> int:
+    from corpus_miner.cli.templates import template_occurrences
     from corpus_miner.coverage.report import CoverageReport, parse_group_by
     from corpus_miner.io import read_documents
 
+    _check_parameters(args)
     if on_spark(args):
         return _report_on_spark(args)
-    _check_parameters(args)
     parse_group_by(args.group_by)
     again = _original_inputs(args) and rereadable(args.inputs)
     if args.group_by and not again:
         raise ParameterError("--group-by reads the inputs a second time, which a saved corpus "
                              "(no fields), stdin ('-') or a pipe cannot give; use the original "
                              "files")
-    corpus = corpus_from_args(args)
+    corpus = corpus_from_args(args, lines=_needs_lines(args))
     coverage = _coverage(args, corpus)
     report = CoverageReport(coverage, top=args.top, examples=args.examples,
                             template_share=args.template_share, group_by=args.group_by,
                             title=args.title, inputs=args.inputs)
+    found = template_occurrences(args, corpus, coverage)
+    if found is not None:
+        from corpus_miner.templates.apply import template_mask
+
+        table, occ = found
+        report.set_templates(table.rows, template_mask(corpus.n_tokens, occ))
     if again:
         report.collect(read_documents(args.inputs, text_field=args.text_field,
                                       id_field=args.id_field, skip_bad=args.skip_bad,
@@ -203,11 +224,12 @@ _DONE = {"remove": "removed", "mask": "masked", "annotate": "annotated"}
 
 
 def run_clean(args) -> int:
+    from corpus_miner.cli.templates import template_occurrences
     from corpus_miner.coverage.clean import Cleaner, CleanParams
 
+    _check_parameters(args)
     if on_spark(args):
         return _clean_on_spark(args)
-    _check_parameters(args)
     allow = tuple(read_phrase_texts(args.allow)) if args.allow else ()
     params = CleanParams(args.mode, args.keep_first, allow, args.drop_above, args.mask_text)
     params.validate()
@@ -217,10 +239,18 @@ def run_clean(args) -> int:
     if not rereadable(args.inputs):
         raise ParameterError("clean reads its inputs twice (tokens, then text); stdin ('-') "
                              "or a pipe cannot be read twice: save it to a file first")
-    corpus = corpus_from_args(args)
+    corpus = corpus_from_args(args, lines=_needs_lines(args))
     coverage = _coverage(args, corpus)
-    cleaner = Cleaner(args.mode, args.keep_first, allow, args.drop_above, args.mask_text)
-    cleaner.fit(corpus, coverage)
+    found = template_occurrences(args, corpus, coverage)
+    if found is None:
+        cleaner = Cleaner(args.mode, args.keep_first, allow, args.drop_above, args.mask_text)
+        cleaner.fit(corpus, coverage)
+    else:
+        from corpus_miner.templates.apply import TemplateCleaner, add_templates
+
+        cleaner = TemplateCleaner(args.mode, args.keep_first, allow, args.drop_above,
+                                  args.mask_text)
+        add_templates(cleaner.fit(corpus, coverage), corpus, coverage, *found)
     stats = cleaner.write(args.inputs, args.output, text_field=args.text_field,
                           id_field=args.id_field, skip_bad=args.skip_bad,
                           shards=shard_plan(args))
@@ -243,6 +273,7 @@ def finish_clean(args, stats: dict, coverage_share: float) -> None:
              if stats["documents_not_text"] else ""), file=sys.stderr)
 
 
+@engine.ending_the_jvm
 def _report_on_spark(args: argparse.Namespace) -> int:
     from corpus_miner.coverage.report import parse_group_by
     from corpus_miner.phrases.params import PhraseParams
@@ -257,6 +288,7 @@ def _report_on_spark(args: argparse.Namespace) -> int:
     with documents.one_line_errors():
         docs = engine.spark_documents(spark, args, group_by)
         miner = engine.spark_mined(args, docs)
+        engine.note_reading(args, docs, miner)
         report = documents_report(docs, miner.table_, args.sigma, args.min_length, top=args.top,
                                   examples=args.examples, template_share=args.template_share,
                                   group_by=args.group_by, title=args.title, inputs=args.inputs)
@@ -264,6 +296,7 @@ def _report_on_spark(args: argparse.Namespace) -> int:
     return 0
 
 
+@engine.ending_the_jvm
 def _clean_on_spark(args: argparse.Namespace) -> int:
     from corpus_miner.coverage.clean import CleanParams
     from corpus_miner.phrases.params import PhraseParams
@@ -278,6 +311,7 @@ def _clean_on_spark(args: argparse.Namespace) -> int:
     with documents.one_line_errors():
         docs = engine.spark_documents(spark, args)
         miner = engine.spark_mined(args, docs)
+        engine.note_reading(args, docs, miner)
         cleaner, share = inputs_cleaner(docs, miner.table_, args.min_length, mode=args.mode,
                                         mask_text=args.mask_text, drop_above=args.drop_above)
     stats = cleaner.write(args.inputs, args.output, text_field=args.text_field,

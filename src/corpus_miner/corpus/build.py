@@ -37,11 +37,12 @@ _READ_AHEAD = 4  # batches; reading overlaps tokenizing
 
 def load_corpus(inputs, *, text_field: str = "text", id_field: str = "id", skip_bad: bool = False,
                 progress: bool = False, batch_size: int = DEFAULT_BATCH_BYTES,
-                threads: int | None = None) -> TokenCorpus:
+                threads: int | None = None, lines: bool = True) -> TokenCorpus:
     """Read and tokenize documents; a single saved corpus folder is loaded (memory-mapped) instead.
 
     Memory: 4 bytes per token (plus growth slack), 8 bytes per line and per paragraph (their
-    starts) + the vocabulary + a few input batches.
+    starts; lines=False keeps none, and the corpus's line_starts is None) + the vocabulary + a
+    few input batches.
     progress=True shows a progress bar on stderr when it is a terminal. threads: tokenizing
     threads (default: every core this process may use); the ids do not depend on it.
     """
@@ -51,15 +52,16 @@ def load_corpus(inputs, *, text_field: str = "text", id_field: str = "id", skip_
     stats = ReadStats()
     batches = read_documents(inputs, stats=stats, prefetch=_READ_AHEAD, text_field=text_field,
                              id_field=id_field, skip_bad=skip_bad, batch_size=batch_size)
-    return tokenize_batches(batches, stats, progress=progress, inputs=inputs, threads=threads)
+    return tokenize_batches(batches, stats, progress=progress, inputs=inputs, threads=threads,
+                            lines=lines)
 
 
 def tokenize_batches(batches: Iterable[DocumentBatch], stats: ReadStats | None = None, *,
-                     progress: bool = False, inputs=(), threads: int | None = None
-                     ) -> TokenCorpus:
+                     progress: bool = False, inputs=(), threads: int | None = None,
+                     lines: bool = True) -> TokenCorpus:
     """The TokenCorpus of a stream of DocumentBatches (what load_corpus builds from its
     readers). stats: the ReadStats the batches' reader counts into, kept as read_stats;
-    inputs: the files the progress bar measures."""
+    inputs: the files the progress bar measures; lines: keep the line starts (load_corpus)."""
     stats = stats if stats is not None else ReadStats()
     tokenizer = ParallelTokenizer(threads)
     tokens = np.zeros(1 << 16, dtype=np.uint32)
@@ -73,9 +75,10 @@ def tokenize_batches(batches: Iterable[DocumentBatch], stats: ReadStats | None =
         for batch in block.batches:
             digest.update(batch.texts, digest.documents)
         n, d = len(block.tokens), len(block.doc_offsets) - 1
-        lines, paragraphs = block.line_starts(n_tokens)
-        line_parts.append(lines)
-        paragraph_parts.append(paragraphs)
+        if lines:
+            line_starts, paragraph_starts = block.line_starts(n_tokens)
+            line_parts.append(line_starts)
+            paragraph_parts.append(paragraph_starts)
         if n_tokens + n > len(tokens):
             tokens = resized(tokens, max(n_tokens + n, len(tokens) * 3 // 2))
         if n_docs + d + 1 > len(doc_offsets):
@@ -87,8 +90,9 @@ def tokenize_batches(batches: Iterable[DocumentBatch], stats: ReadStats | None =
         id_arrays += [batch.ids for batch in block.batches]
     return TokenCorpus(resized(tokens, n_tokens), resized(doc_offsets, n_docs + 1),
                        StringList.from_arrow(id_arrays), tokenizer.vocabulary.strings(), stats,
-                       texts_digest=digest.state(), line_starts=_joined(line_parts),
-                       paragraph_starts=_joined(paragraph_parts))
+                       texts_digest=digest.state(),
+                       line_starts=_joined(line_parts) if lines else None,
+                       paragraph_starts=_joined(paragraph_parts) if lines else None)
 
 
 def save_corpus(inputs, output, *, text_field: str = "text", id_field: str = "id",

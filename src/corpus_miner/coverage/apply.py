@@ -51,48 +51,32 @@ def in_vocabulary(table: PhraseTable, vocab: Sequence[str]) -> PhraseTable:
 def coverage_of(table: PhraseTable, min_length: int, sigma: int | None, corpus,
                 min_line_length: int | None = None) -> Coverage:
     """The exact Coverage of `corpus` by the maximal phrases of a mining run at
-    (sigma, min_length) and its whole-line phrases (min_line_length: the run's)."""
+    (sigma, min_length), and its whole-line phrases (min_line_length: the run's)."""
     return Coverage.from_phrases(corpus, in_vocabulary(table, corpus.vocab), min_length, sigma,
-                                 min_line_length)
+                                 min_line_length=min_line_length)
 
 
-def coverage_rows(table: PhraseTable, min_length: int, docs: Documents,
-                  min_line_length: int | None = None) -> pa.Table:
+def coverage_rows(table: PhraseTable, min_length: int, docs: Documents) -> pa.Table:
     """Per document, in order: id, tokens, tokens_covered and junk_spans (the [start, end)
-    character spans of its covered token runs); the rows SparkBloomSpan.coverage gives.
-    Batch by batch, except with whole-line phrases, whose lines come from the whole corpus."""
+    character spans of its covered token runs); the rows SparkBloomSpan.coverage gives."""
+    if table.whole_line_mask.any():  # BatchCoverage matches phrases anywhere, not by lines
+        raise ParameterError("coverage() does not apply whole-line phrases yet: report() and "
+                             "clean(mode='annotate') do (or fit with min_line_length=None)")
+    coverage = BatchCoverage(table, min_length)
     parts = []
-    if table.whole_line_mask.any():
-        docs = docs.held()
-        coverage = coverage_of(table, min_length, None, docs.token_corpus(), min_line_length)
-        for batch in docs.batches():
-            first = batch.first_row
-            runs = [coverage.runs(first + i) for i in range(len(batch))]
-            spans = [junk_spans(text, r)
-                     for text, r in zip(batch.texts.to_pylist(), runs, strict=True)]
-            parts.append(pa.table({
-                docs.id_col: batch.ids.cast(pa.string()),
-                "tokens": pa.array(coverage.doc_tokens[first:first + len(batch)], pa.int64()),
-                "tokens_covered": pa.array(coverage.doc_covered[first:first + len(batch)],
-                                           pa.int64()),
-                "junk_spans": pa.array(spans, SPANS)}))
-        return pa.concat_tables(parts) if parts else _empty_rows(docs.id_col)
-    batch_coverage = BatchCoverage(table, min_length)
     for batch in docs.batches():
-        found = batch_coverage.documents(batch.texts)
+        found = coverage.documents(batch.texts)
         spans = [junk_spans(text, runs)
                  for text, runs in zip(batch.texts.to_pylist(), found.runs, strict=True)]
         parts.append(pa.table({docs.id_col: batch.ids.cast(pa.string()),
                                "tokens": pa.array(found.tokens, pa.int64()),
                                "tokens_covered": pa.array(found.covered, pa.int64()),
                                "junk_spans": pa.array(spans, SPANS)}))
-    return pa.concat_tables(parts) if parts else _empty_rows(docs.id_col)
-
-
-def _empty_rows(id_col: str) -> pa.Table:
-    return pa.table({id_col: pa.array([], pa.string()), "tokens": pa.array([], pa.int64()),
-                     "tokens_covered": pa.array([], pa.int64()),
-                     "junk_spans": pa.array([], SPANS)})
+    if not parts:
+        return pa.table({docs.id_col: pa.array([], pa.string()), "tokens": pa.array([], pa.int64()),
+                         "tokens_covered": pa.array([], pa.int64()),
+                         "junk_spans": pa.array([], SPANS)})
+    return pa.concat_tables(parts)
 
 
 def report_of(table: PhraseTable, min_length: int, sigma: int | None, docs: Documents, *,

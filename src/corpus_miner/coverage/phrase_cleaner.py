@@ -59,7 +59,15 @@ def _phrase_texts(phrases) -> list[str]:
     if isinstance(phrases, (str, os.PathLike)):
         from corpus_miner.phrases.result import read_phrases
 
-        return [str(row["phrase"]) for row in read_phrases(os.fspath(phrases))]
+        rows = read_phrases(os.fspath(phrases))
+        whole = [str(row["phrase"]) for row in rows if row.get("whole_line")]
+        if whole:  # a whole-line phrase is handled only where it is a whole line: the command
+            # needs the line starts of the whole corpus for that, which batches do not carry yet
+            raise ParameterError(f"{os.fspath(phrases)} has {len(whole)} whole-line phrases "
+                                 f"(e.g. {whole[0]!r}), which batch-by-batch cleaning does not "
+                                 "apply yet: use `corpus-miner clean --phrases`, or drop those "
+                                 "rows (mine with --min-line-length 0)")
+        return [str(row["phrase"]) for row in rows]
     texts = list(phrases)
     if not all(isinstance(t, str) for t in texts):
         raise ParameterError("phrases are a phrase file or a list of strings")

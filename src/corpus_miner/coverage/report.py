@@ -95,6 +95,16 @@ class CoverageReport:
         self.snippets: dict[int, str] = {}
         self.doc_ids: dict[int, str] = {}
         self.groups: list[dict] | None = None
+        self.slot_templates: list[dict] | None = None
+        self.template_covered: np.ndarray | None = None
+
+    def set_templates(self, rows: list[dict], covered: np.ndarray) -> CoverageReport:
+        """Add templates with slots (rows of corpus_miner.templates) and their handled-token
+        mask (uint8 per token): each template is listed once with its slots, and the share of
+        the corpus the phrases and templates cover together is reported."""
+        self.slot_templates = rows
+        self.template_covered = covered
+        return self
 
     # -- the second pass over the original documents ---------------------------------------------
     def _wanted_examples(self) -> dict[int, list[tuple[int, int, int]]]:
@@ -223,6 +233,14 @@ class CoverageReport:
             for d in self.template_docs[:self.top]]
         summary["group_by"] = self.group_spec
         summary["groups"] = self.groups
+        if self.slot_templates is not None and self.template_covered is not None:
+            both = int(np.count_nonzero(self.template_covered | cov.covered))
+            summary["templates"] = {
+                "count": len(self.slot_templates),
+                "tokens_covered": int(np.count_nonzero(self.template_covered)),
+                "tokens_covered_with_phrases": both,
+                "coverage_with_phrases": both / cov.n_tokens if cov.n_tokens else 0.0,
+                "rows": self.slot_templates[:self.top]}
         return summary
 
     def to_html(self) -> str:
@@ -255,6 +273,16 @@ class CoverageReport:
             phrase = row["phrase"] if len(row["phrase"]) <= 60 else row["phrase"][:57] + "..."
             lines.append(f"  {row['tokens_covered']:>12,} tok  df {row['df']:>7,}  len "
                          f"{row['length']:>4}  {'[line] ' if row['whole_line'] else ''}{phrase}")
+        if "templates" in data:
+            t = data["templates"]
+            lines.append(f"templates with slots: {t['count']:,}, covering "
+                         f"{t['tokens_covered']:,} tokens; with the phrases "
+                         f"{100 * t['coverage_with_phrases']:.1f}% of the corpus")
+            for row in t["rows"][:hogs]:
+                pattern = row["pattern"] if len(row["pattern"]) <= 60 else \
+                    row["pattern"][:57] + "..."
+                lines.append(f"  {row['tokens_covered']:>12,} tok  df {row['df']:>7,}  "
+                             f"{len(row['slots'])} slots  {pattern}")
         for row in (data["groups"] or [])[:groups]:
             lines.append(f"  group {row['group'][:40]:<40} {100 * row['coverage']:5.1f}% of "
                          f"{row['tokens']:,} tokens, {row['documents']:,} docs")

@@ -193,6 +193,32 @@ def _templates_table(rows: list[dict], total: int, threshold: float) -> str:
             f'<th>beginning of the text</th></tr></thead><tbody>{body}</tbody></table>{more}')
 
 
+def _slot_templates(data: dict) -> str:
+    """The templates with slots, each once with its slots (report --slots / --templates)."""
+    found = data.get("templates")
+    if not found:
+        return ""
+    body = []
+    for r in found["rows"]:
+        slots = "".join(
+            f'<li>{escape(s["type"])}, {_num(s["distinct"])} distinct: '
+            + ", ".join(f'{escape(str(f))} ({_num(c)})' for f, c in s["top"]) + "</li>"
+            for s in r["slots"])
+        examples = "".join(f"<li><code>{escape(str(d))}</code> {escape(str(t))}</li>"
+                           for d, t in r["examples"])
+        body.append(f'<tr><td class="phrase">{escape(r["pattern"])}<details><summary>slots and '
+                    f'examples</summary><ul>{slots}</ul><ul>{examples}</ul></details></td>'
+                    f'<td class="n">{_num(r["df"])}</td><td class="n">{_num(r["occurrences"])}'
+                    f'</td><td class="n">{_num(r["tokens_covered"])}</td></tr>')
+    return (f'<h2>Templates with slots</h2><p class="lead">{_num(found["count"])} templates '
+            f'cover {_num(found["tokens_covered"])} tokens; with the phrases '
+            f'{_pct(found["coverage_with_phrases"])} of the corpus. <code>&lt;*&gt;</code> is a '
+            'free slot, <code>&lt;num&gt;</code> and <code>&lt;month&gt;</code> typed ones.</p>'
+            '<table><thead><tr><th>pattern</th><th class="n">df</th><th class="n">occurrences'
+            '</th><th class="n">tokens covered</th></tr></thead><tbody>' + "".join(body)
+            + "</tbody></table>")
+
+
 def _groups_table(groups: list[dict], spec: str) -> str:
     rows = groups[:MAX_GROUP_ROWS]
     body = "".join(
@@ -268,6 +294,7 @@ def render_html(data: dict, title: str) -> str:
 <h2>Documents that are almost entirely template</h2>
 <p class="lead">Covered share ≥ {_pct(data['template_share'], 0)}; most covered first.</p>
 {_templates_table(data['template_document_examples'], data['template_documents'], data['template_share'])}
+{_slot_templates(data)}
 {groups}
 <footer><p>{definition} Tokens are lowercase runs of letters, marks and digits, so case and
 punctuation do not matter for matching; contexts are shown from the original text.</p>

@@ -157,10 +157,30 @@ def _switch_pointer(root: Path, name: str) -> None:
     _fsync(root, directory=True)
 
 
+_HELD: set[str] = set()  # index folders whose lock this process holds
+
+
+@contextlib.contextmanager
+def writing(path) -> Iterator[None]:
+    """Hold an existing local index folder's writer lock for a whole read-modify-write (what
+    `index add` does from loading the index to switching to the new generation), so that two
+    runs take turns instead of both building on one generation; saves inside the block do not
+    lock again. A URL or a folder that does not exist yet is not locked."""
+    if is_remote(path) or not (Path(local_path(path)) / METADATA_FILE).is_file():
+        yield
+        return
+    with _writer_lock(Path(local_path(path))):
+        yield
+
+
 @contextlib.contextmanager
 def _writer_lock(root: Path) -> Iterator[None]:
     import fcntl
 
+    key = os.path.realpath(root)
+    if key in _HELD:
+        yield
+        return
     try:
         fd = os.open(root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o666)
     except OSError as exc:
@@ -168,8 +188,10 @@ def _writer_lock(root: Path) -> Iterator[None]:
             from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
+        _HELD.add(key)
         yield
     finally:
+        _HELD.discard(key)
         os.close(fd)  # releases the lock; a killed writer's lock goes with its process
 
 

@@ -25,7 +25,7 @@ from corpus_miner.dedup.pipeline import band_keys_for_texts
 from corpus_miner.dedup.result import DedupResult
 from corpus_miner.dedup.scalable_bloom import ScalableBloomFilter
 from corpus_miner.dedup.state import LSHBloomState
-from corpus_miner.errors import InputError
+from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.estimator import Estimator
 
 STREAM_BATCH = 4096  # texts per batch when fit / deduplicate / query read an iterator
@@ -283,26 +283,64 @@ class LSHBloom(Estimator):
         self._add(self.band_keys(texts), ids, detect=False)
         return self
 
-    def partial_deduplicate(self, texts, ids=None) -> DedupResult:
+    def partial_deduplicate(self, texts, ids=None, add: str = "all") -> DedupResult:
         """Flag the documents of `texts` that share a band key with the index or with an earlier
         document of `texts` (input order), then add all of them to the index (an unfitted
         object starts a growing index). Snapshots s1, s2, ... given one after another get
         exactly the flags of one deduplicate_stream over their concatenation (and of
         deduplicate over an iterator of it) with the same parameters: the layer of a document
-        depends only on its ordinal."""
+        depends only on its ordinal. add="unique": only the documents not flagged are added
+        (see partial_deduplicate_keys)."""
         if not self.is_fitted():
             self._start(None)
         if not _is_sized(texts):
             return DedupResult.concat([self._empty_result()] + [
-                self._add(self.band_keys(chunk), id_chunk, detect=True)
+                self.partial_deduplicate_keys(self.band_keys(chunk), id_chunk, add)
                 for chunk, id_chunk in _batches(texts, ids)])
-        return self._add(self.band_keys(texts), ids, detect=True)
+        return self.partial_deduplicate_keys(self.band_keys(texts), ids, add)
 
-    def partial_deduplicate_keys(self, band_keys: np.ndarray, ids=None) -> DedupResult:
-        """partial_deduplicate() on precomputed band keys."""
+    def partial_deduplicate_keys(self, band_keys: np.ndarray, ids=None,
+                                 add: str = "all") -> DedupResult:
+        """partial_deduplicate() on precomputed band keys. add="unique" adds only the documents
+        not flagged, so a document is checked against the index and the earlier *unique*
+        documents (what `index add --add unique` keeps)."""
+        if add not in ("all", "unique"):
+            raise ParameterError(f"add must be 'all' or 'unique', got {add!r}")
         if not self.is_fitted():
             self._start(None)
-        return self._add(self._checked_keys(band_keys), ids, detect=True)
+        keys = self._checked_keys(band_keys)
+        if add == "all":
+            return self._add(keys, ids, detect=True)
+        return self._add_unique(keys, ids)
+
+    def _add_unique(self, keys: np.ndarray, ids) -> DedupResult:
+        """Document by document: flagged when a key is in the index (which grows by the
+        unique documents only); only the unique ones get ordinals and ids."""
+        is_dup = np.zeros(len(keys), bool)
+        if self.params_.mode == "lshbloom":
+            bloom = self._bloom()
+            for i in range(len(keys)):
+                row = keys[i:i + 1]
+                is_dup[i] = bool(bloom.contains_any(row)[0])
+                if not is_dup[i]:
+                    bloom.add(row)
+            self.n_documents_ += int((~is_dup).sum())
+            return DedupResult(is_dup)
+        ids_array = self._typed_like_earlier(_ids_array(ids, len(keys), self.n_documents_))
+        table, earlier = self._table()
+        dup_of = np.full(len(keys), -1, np.int64)
+        for i in range(len(keys)):
+            found = table.lookup(keys[i:i + 1])[0]
+            found = found[found >= 0]
+            if len(found):
+                is_dup[i], dup_of[i] = True, int(found.min())
+            else:
+                table.query_then_insert(keys[i:i + 1], self.n_documents_, insert_only=True)
+                self.n_documents_ += 1
+        kept = earlier.chunks if earlier.length() else []
+        self.ids_ = pa.chunked_array([*kept, ids_array.filter(pa.array(~is_dup))],
+                                     ids_array.type)
+        return DedupResult(is_dup, dup_of, self._ids_of(dup_of))
 
     def merge(self, other: LSHBloom) -> LSHBloom:
         """The union of two fitted indexes (a new LSHBloom; `other`'s documents follow this

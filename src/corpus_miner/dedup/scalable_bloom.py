@@ -203,6 +203,13 @@ class ScalableBloomFilter:
             self.documents[index] += stop - start
             start = stop
 
+    def reserve(self, n: int) -> list[tuple[int, int, int]]:
+        """Count n more documents in, opening the layers they need, without inserting them:
+        (start, stop, layer) runs of the n. For engines that fill the layers elsewhere (Spark's
+        partition-local filters, OR-ed into each run's layer): Bloom bits do not depend on the
+        order of the inserts, so the result is the filter add() would give."""
+        return list(self._segments(int(n)))
+
     def add(self, band_keys) -> None:
         """Insert documents (rows of band keys) in order."""
         keys = self._checked(band_keys)

@@ -18,7 +18,9 @@ documents, so it runs on any number of tasks. `LSHBloomFilter` is one filter hol
 so it runs on one task (tasks=1; the reader before it may still read many files): it flags
 exactly what `corpus-miner dedup --expected-items N` flags on the same documents in the same
 order, and keeps its index in a DataFolder (local or any fsspec URL) that the next run loads and
-extends, so documents of later runs are matched against those of earlier ones.
+extends, so documents of later runs are matched against those of earlier ones. On many tasks,
+`LSHBloomSignatures` (band keys per rank) -> `LSHBloomMerge` (one task) -> `LSHBloomRemove` give
+the same flags over the ranks' documents in rank order.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import os
 import shutil
 import tempfile
 
-from corpus_miner.integrations._require import require
+from corpus_miner._extras import require
 
 require("datatrove", "datatrove", "corpus_miner.integrations.datatrove")
 
@@ -40,9 +42,10 @@ from datatrove.utils.batching import batched  # noqa: E402
 
 from corpus_miner.coverage.clean import DEFAULT_MASK  # noqa: E402
 from corpus_miner.coverage.phrase_cleaner import PhraseCleaner  # noqa: E402
-from corpus_miner.errors import ParameterError  # noqa: E402
+from corpus_miner.errors import InputError, ParameterError  # noqa: E402
 
-__all__ = ["CleanPhrases", "LSHBloomFilter"]
+__all__ = ["CleanPhrases", "LSHBloomFilter", "LSHBloomMerge", "LSHBloomRemove",
+           "LSHBloomSignatures"]
 
 _INDEX_METADATA = "metadata.json"
 
@@ -168,7 +171,9 @@ class LSHBloomFilter(BaseFilter):
             workdir = tempfile.mkdtemp(prefix="corpus-miner-index-")
             try:
                 for name in self.index.list_files():
-                    self.index.get_file(name, os.path.join(workdir, name))
+                    target = os.path.join(workdir, *name.split("/"))
+                    os.makedirs(os.path.dirname(target), exist_ok=True)
+                    self.index.get_file(name, target)
                 model = LSHBloom.load(workdir)
             finally:
                 shutil.rmtree(workdir, ignore_errors=True)
@@ -188,11 +193,14 @@ class LSHBloomFilter(BaseFilter):
             return
         workdir = tempfile.mkdtemp(prefix="corpus-miner-index-")
         try:
-            self.model.save(os.path.join(workdir, "index"))
-            names = sorted(os.listdir(os.path.join(workdir, "index")))
-            # metadata.json last: a reader that finds it finds the arrays it names
-            for name in sorted(names, key=lambda n: n == _INDEX_METADATA):
-                self.index.put_file(os.path.join(workdir, "index", name), name)
+            root = os.path.join(workdir, "index")
+            self.model.save(root)
+            names = [os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")
+                     for folder, _, files in os.walk(root) for name in files
+                     if not name.startswith(".")]  # the writer's lock stays behind
+            # the top metadata.json last: a reader that finds it finds what it names
+            for name in sorted(names, key=lambda n: (n == _INDEX_METADATA, n)):
+                self.index.put_file(os.path.join(root, *name.split("/")), name)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
@@ -223,3 +231,157 @@ class LSHBloomFilter(BaseFilter):
         yield from super().run(data, rank, world_size)
         if self.index is not None and model.is_fitted():
             self._save()
+
+
+# ------------------------------------------------------------- LSHBloom on many tasks
+
+_KEYS, _IDS, _FLAGS, _PARAMS = "{:05d}.band_keys.npy", "{:05d}.ids.json", \
+    "{:05d}.duplicates.json", "{:05d}.params.json"
+
+
+def _model(params: dict):
+    from corpus_miner.dedup import LSHBloom
+
+    model = LSHBloom(**params)
+    model.params.validated()  # a bad parameter fails when the pipeline is built
+    return model
+
+
+class LSHBloomSignatures(PipelineStep):
+    """Stage 1 of 3 (any number of tasks): the band keys of each task's documents, written to
+    `output_folder` as `RANK.band_keys.npy` with the ids (and the parameters) beside them.
+    Nothing is yielded: stage 3 reads the documents again. **params: LSHBloom's."""
+
+    name = "🌸 corpus-miner LSHBloom signatures"
+    type = "🫂 - DEDUP"
+
+    def __init__(self, output_folder: DataFolderLike, batch_size: int = 1000, **params):
+        super().__init__()
+        _model(params)
+        self.output_folder = get_datafolder(output_folder)
+        self.batch_size = batch_size
+        self.lshbloom_params = params
+
+    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1
+            ) -> DocumentsPipeline:
+        import json
+
+        import numpy as np
+
+        model = _model(self.lshbloom_params)
+        keys, ids = [], []
+        for batch in batched(data or (), self.batch_size):
+            with self.track_time("batch"):
+                keys.append(model.band_keys([doc.text or "" for doc in batch]))
+            ids += [doc.id for doc in batch]
+            self.stat_update("total", value=len(batch))
+        bands = model.params.validated().bands_rows[0]
+        with self.output_folder.open(_KEYS.format(rank), "wb") as f:
+            np.save(f, np.concatenate(keys) if keys else np.zeros((0, bands), np.uint64))
+        with self.output_folder.open(_IDS.format(rank), "wt") as f:
+            json.dump(ids, f)
+        with self.output_folder.open(_PARAMS.format(rank), "wt") as f:  # last: the rank is done
+            json.dump(model.params.validated().to_dict(), f, sort_keys=True)
+        return
+        yield  # a generator that yields nothing
+
+
+class LSHBloomMerge(PipelineStep):
+    """Stage 2 of 3 (one task): the documents of all ranks in rank order (rank 0's first, each
+    rank's in its reading order) deduplicated against each other and, with `index`, against
+    every document of earlier runs; writes `RANK.duplicates.json` per rank to `output_folder`
+    and the extended index back to `index`. The answers are those of `corpus-miner dedup
+    --expected-items N` over the ranks' inputs in that order."""
+
+    name = "🌸 corpus-miner LSHBloom merge"
+    type = "🫂 - DEDUP"
+
+    def __init__(self, input_folder: DataFolderLike, output_folder: DataFolderLike,
+                 index: DataFolderLike | None = None, **params):
+        super().__init__()
+        _model(params)
+        self.input_folder = get_datafolder(input_folder)
+        self.output_folder = get_datafolder(output_folder)
+        self.index = index
+        self.lshbloom_params = params
+
+    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1
+            ) -> DocumentsPipeline:
+        import json
+
+        import numpy as np
+
+        if world_size != 1:
+            raise ParameterError(f"LSHBloomMerge joins every rank's band keys in one index, so "
+                                 f"it runs on one task (tasks=1), not {world_size}")
+        holder = LSHBloomFilter(self.index, **self.lshbloom_params)
+        model = holder.model = holder._open()
+        wanted = json.dumps(_model(self.lshbloom_params).params.validated().to_dict(),
+                            sort_keys=True)
+        ranks = sorted(int(name.split(".")[0]) for name in self.input_folder.list_files()
+                       if name.endswith(".params.json"))
+        if ranks != list(range(len(ranks))):
+            raise InputError(f"{self.input_folder.path}: signatures of ranks {ranks}; every rank "
+                             "of stage 1 must have finished (0, 1, 2, ...)")
+        for r in ranks:
+            with self.input_folder.open(_PARAMS.format(r), "rt") as f:
+                if json.dumps(json.load(f), sort_keys=True) != wanted:
+                    raise ParameterError(f"{self.input_folder.path}: rank {r}'s band keys were "
+                                         "made with other LSHBloom parameters than this merge's")
+            with self.input_folder.open(_KEYS.format(r), "rb") as f:
+                keys = np.load(f)
+            with self.input_folder.open(_IDS.format(r), "rt") as f:
+                ids = json.load(f)
+            result = model.partial_deduplicate_keys(keys, ids)
+            flags = {"is_duplicate": result.is_duplicate.tolist()}
+            if result.duplicate_of_id is not None:
+                flags["duplicate_of"] = result.duplicate_of_id
+            with self.output_folder.open(_FLAGS.format(r), "wt") as f:
+                json.dump(flags, f)
+            self.stat_update("total", value=len(ids))
+            self.stat_update("duplicates", value=int(result.is_duplicate.sum()))
+        if holder.index is not None and model.is_fitted():
+            holder._save()
+        return
+        yield  # a generator that yields nothing
+
+
+class LSHBloomRemove(BaseFilter):
+    """Stage 3 of 3 (the tasks of stage 1, reading the same inputs): drop the documents stage 2
+    flagged (annotate: keep them with `metadata["is_duplicate"]`, and `duplicate_of` in mode
+    minhash_lsh). A rank that reads more or fewer documents than it signed is refused."""
+
+    name = "🌸 corpus-miner LSHBloom remove"
+
+    def __init__(self, input_folder: DataFolderLike, annotate: bool = False,
+                 exclusion_writer: DiskWriter | None = None):
+        super().__init__(exclusion_writer)
+        self.input_folder = get_datafolder(input_folder)
+        self.annotate = annotate
+
+    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1
+            ) -> DocumentsPipeline:
+        import json
+
+        with self.input_folder.open(_FLAGS.format(rank), "rt") as f:
+            self._flags = json.load(f)
+        self._seen = 0
+        yield from super().run(data, rank, world_size)
+        if self._seen != len(self._flags["is_duplicate"]):
+            raise InputError(f"rank {rank} read {self._seen} documents but signed "
+                             f"{len(self._flags['is_duplicate'])}; the inputs changed since "
+                             "stage 1, run it again")
+
+    def filter(self, doc) -> bool:
+        i = self._seen
+        if i >= len(self._flags["is_duplicate"]):
+            raise InputError("this rank reads more documents than it signed in stage 1; the "
+                             "inputs changed, run it again")
+        self._seen += 1
+        duplicate = bool(self._flags["is_duplicate"][i])
+        if self.annotate:
+            doc.metadata["is_duplicate"] = duplicate
+            if "duplicate_of" in self._flags:
+                doc.metadata["duplicate_of"] = self._flags["duplicate_of"][i]
+            return True
+        return not duplicate

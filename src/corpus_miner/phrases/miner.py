@@ -51,7 +51,7 @@ class BloomSpan(Estimator):
     num_hashes : int
         Hash functions of that filter.
     min_line_length : int, optional
-        Also mine whole-line phrases of at least this many tokens (see above).
+        Also mine whole-line phrases of min_line_length to min_length - 1 tokens (None: none).
     progress : callable, optional
         Called with each mining stage's name as it starts.
 
@@ -202,7 +202,7 @@ class BloomSpan(Estimator):
         from corpus_miner.coverage.apply import coverage_rows
 
         docs = self._documents(X, text_col, id_col, "coverage")
-        return coverage_rows(self.phrases_, self.min_length, docs, self.min_line_length)
+        return coverage_rows(self.phrases_, self.min_length, docs)
 
     def report(self, X: DocumentsLike, text_col: str | None = None, id_col: str | None = None,
                *, top: int = 25, examples: int = 3, template_share: float = 0.9,
@@ -284,8 +284,7 @@ class BloomSpan(Estimator):
         docs = self._documents(X, text_col, None, "clean")
         return cleaned(self.phrases_, self.min_length, self.sigma, docs, mode=mode,
                        mask_text=mask_text, keep_first=keep_first, allow=allow,
-                       drop_above=drop_above, output=output,
-                       min_line_length=self.min_line_length)
+                       drop_above=drop_above, output=output, min_line_length=self.min_line_length)
 
     def _documents(self, X, text_col: str | None, id_col: str | None, method: str):
         self.check_is_fitted()

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+from corpus_miner._extras import require
 from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.estimator import Estimator
-from corpus_miner.integrations._require import require
 from corpus_miner.phrases.distributed.stages import Plan
 from corpus_miner.phrases.params import PhraseParams
 from corpus_miner.phrases.result import PhraseTable
@@ -130,7 +131,7 @@ def _mine(blocks: list, text_col: str, plan: Plan, filter_fp: float
     plan_ref = ray.put(plan)
     # stages 0 and 1: tokenize each block (kept in the object store) and count words and
     # bigram fingerprints, keyed to buckets
-    counted = [tasks.count_block.options(num_returns=2 + 2 * buckets).remote(
+    counted: list[Any] = [tasks.count_block.options(num_returns=2 + 2 * buckets).remote(
         block, text_col, plan_ref) for block in blocks]
     stored = [c[0] for c in counted]
     sizes = ray.get([c[-1] for c in counted])
@@ -144,7 +145,7 @@ def _mine(blocks: list, text_col: str, plan: Plan, filter_fp: float
     stats.update(frequent_words=len(vocab), frequent_bigrams=len(frequent))
     # stage 2: global ids and runs of frequent bigrams; gram statistics keyed to buckets
     vocab_ref, pair_filter = ray.put(vocab), ray.put(tasks.key_filter(frequent, filter_fp))
-    encoded = [tasks.encode_block.options(num_returns=1 + buckets).remote(
+    encoded: list[Any] = [tasks.encode_block.options(num_returns=1 + buckets).remote(
         part, vocab_ref, pair_filter, plan_ref) for part in stored]
     table = [e[0] for e in encoded]
     classes = ray.get([tasks.classify.remote(plan_ref, *[e[1 + b] for e in encoded])
@@ -164,12 +165,12 @@ def _mine(blocks: list, text_col: str, plan: Plan, filter_fp: float
     while True:
         spec = ray.put(tasks.round_spec(plan, round_index, live_filter if deferred is None
                                         else None, deferred, group_keys, salts))
-        routed = [tasks.route_block.options(num_returns=2 * buckets).remote(
+        routed: list[Any] = [tasks.route_block.options(num_returns=2 * buckets).remote(
             part, plan_ref, spec, i) for i, part in enumerate(reach)]
-        reduced = [tasks.reduce_bucket.options(num_returns=2 + buckets).remote(
+        reduced: list[Any] = [tasks.reduce_bucket.options(num_returns=2 + buckets).remote(
             plan_ref, spec, n_parts, *[r[b] for r in routed],
             *[r[buckets + b] for r in routed]) for b in range(buckets)]
-        forwarded = [tasks.reduce_forwarded.options(num_returns=2).remote(
+        forwarded: list[Any] = [tasks.reduce_forwarded.options(num_returns=2).remote(
             plan_ref, spec, *[r[2 + b] for r in reduced]) for b in range(buckets)]
         results = ray.get([r[0] for r in reduced] + [r[1] for r in reduced]
                           + [f[0] for f in forwarded] + [f[1] for f in forwarded])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import ray
 
@@ -40,7 +41,7 @@ def input_blocks(inputs, text_field: str = "text", id_field: str = "id",
         if is_saved_corpus(item):
             raise InputError(f"{item}: --engine ray reads documents (JSONL, Parquet, text "
                              "folders), not a saved corpus folder; use the local engine")
-    streams = [_read_input.remote(str(item), text_field, id_field, skip_bad, storage)
+    streams: list[Any] = [_read_input.remote(str(item), text_field, id_field, skip_bad, storage)
                for item in inputs]
     return [ref for stream in streams for ref in stream]  # refs only: no text on the driver
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyspark.accumulators import AccumulatorParam
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -94,6 +95,9 @@ def documents_frame(spark, inputs, text_field: str = "text", id_field: str = "id
     value (coverage.report's rule) when group_by = (field, derive host) is given."""
     units = input_units(inputs)
     rows = spark.sparkContext.parallelize(list(enumerate(units)), max(len(units), 1))
+    # what the readers tolerated, per unit: a retried or recomputed task sends its unit's
+    # figures again, which replace the first ones instead of adding to them
+    unit_stats = spark.sparkContext.accumulator({}, _UnitStats())
     from corpus_miner.io.remote import pinned_identities
     from corpus_miner.io.storage import current_storage_options
 
@@ -101,28 +105,15 @@ def documents_frame(spark, inputs, text_field: str = "text", id_field: str = "id
 
     def read(partition) -> Iterator:
         from corpus_miner.coverage.report import _group_values  # the report's own rule
-        from corpus_miner.io import read_documents
+        from corpus_miner.io import ReadStats, read_documents
         from corpus_miner.io.remote import reading_as_on_driver
 
         for unit, path in partition:
-            for batch in reading_as_on_driver(options, pinned, read_documents(
-                    [path], text_field=text_field, id_field=id_field, skip_bad=skip_bad)):
-                n = len(batch)
-                records = batch.records
-                ids = batch.ids
-                if id_field in records.column_names:  # null ids become global row numbers
-                    ids = pc.if_else(pc.is_null(records.column(id_field).combine_chunks()),
-                                     pa.nulls(n, pa.string()), ids)
-                else:
-                    ids = pa.nulls(n, pa.string())
-                group = pa.nulls(n, pa.string())
-                if group_by is not None and group_by[0] in records.column_names:
-                    group = pa.array(_group_values(records, *group_by), pa.string())
-                yield pa.RecordBatch.from_arrays(
-                    [pa.array(np.full(n, unit, np.int32)),
-                     pa.array(np.arange(batch.first_row, batch.first_row + n, dtype=np.int64)),
-                     ids.cast(pa.string()), batch.texts.cast(pa.string()), group],
-                    names=["unit", "row", "id", "text", "grp"])
+            stats = ReadStats()
+            yield from _unit_rows(unit, reading_as_on_driver(options, pinned, read_documents(
+                [path], text_field=text_field, id_field=id_field, skip_bad=skip_bad,
+                stats=stats)), id_field, group_by, _group_values)
+            unit_stats.add({unit: stats.as_dict()})
 
     def as_arrow(batches):
         return read((row[0], row[1]) for batch in batches
@@ -130,7 +121,53 @@ def documents_frame(spark, inputs, text_field: str = "text", id_field: str = "id
                                     strict=True))
 
     units_df = spark.createDataFrame(rows, "unit int, path string")
-    return units_df.mapInArrow(as_arrow, DOCUMENTS)
+    frame = units_df.mapInArrow(as_arrow, DOCUMENTS)
+    frame._corpus_miner_read_stats = unit_stats  # persist() returns the same object
+    return frame
+
+
+class _UnitStats(AccumulatorParam):
+    """{unit: ReadStats.as_dict()}, merged by unit."""
+
+    def zero(self, value):
+        return {}
+
+    def addInPlace(self, value1, value2):  # noqa: N802 - pyspark's name
+        value1.update(value2)
+        return value1
+
+
+def read_stats(docs: DataFrame):
+    """The ReadStats of what the executors read for `docs` (once an action computed it)."""
+    from corpus_miner.io import ReadStats
+
+    total = ReadStats()
+    accumulator = getattr(docs, "_corpus_miner_read_stats", None)
+    for figures in accumulator.value.values() if accumulator is not None else ():
+        for name, value in figures.items():
+            setattr(total, name, getattr(total, name) + value)
+    return total
+
+
+def _unit_rows(unit: int, batches, id_field: str, group_by, group_values) -> Iterator:
+    """The rows of the documents frame for the batches of one unit."""
+    for batch in batches:
+        n = len(batch)
+        records = batch.records
+        ids = batch.ids
+        if id_field in records.column_names:  # null ids become global row numbers
+            ids = pc.if_else(pc.is_null(records.column(id_field).combine_chunks()),
+                             pa.nulls(n, pa.string()), ids)
+        else:
+            ids = pa.nulls(n, pa.string())
+        group = pa.nulls(n, pa.string())
+        if group_by is not None and group_by[0] in records.column_names:
+            group = pa.array(group_values(records, *group_by), pa.string())
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(np.full(n, unit, np.int32)),
+             pa.array(np.arange(batch.first_row, batch.first_row + n, dtype=np.int64)),
+             ids.cast(pa.string()), batch.texts.cast(pa.string()), group],
+            names=["unit", "row", "id", "text", "grp"])
 
 
 def unit_offsets(docs: DataFrame) -> np.ndarray:
@@ -254,7 +291,8 @@ def first_occurrences(docs: DataFrame, table: PhraseTable, min_length: int,
             phrase, doc, start = occ.phrase[keep], occ.doc[keep], occ.start[keep]
             order = np.lexsort((start, phrase, doc))  # the earliest of each (doc, phrase) first
             phrase, doc, start = phrase[order], doc[order], start[order]
-            first = np.concatenate(([True], (phrase[1:] != phrase[:-1]) | (doc[1:] != doc[:-1])))
+            first = np.ones(len(phrase), dtype=bool)  # a batch may hold no occurrence
+            first[1:] = (phrase[1:] != phrase[:-1]) | (doc[1:] != doc[:-1])
             phrase, doc, start = phrase[first], doc[first], start[first]
             yield pa.RecordBatch.from_arrays(
                 [pa.array(phrase, pa.int64()),

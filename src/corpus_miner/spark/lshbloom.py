@@ -27,7 +27,12 @@ from pyspark.sql import types as T
 from corpus_miner.dedup.bandtable import BandTable
 from corpus_miner.dedup.bloom import BloomFilter
 from corpus_miner.dedup.lshbloom import LSHBloom
-from corpus_miner.dedup.params import DEFAULT_FP_PROB, DEFAULT_SKETCH, LSHBloomParams
+from corpus_miner.dedup.params import (
+    DEFAULT_CAPACITY,
+    DEFAULT_FP_PROB,
+    DEFAULT_SKETCH,
+    LSHBloomParams,
+)
 from corpus_miner.dedup.persist import load_state, save_state
 from corpus_miner.dedup.scalable_bloom import ScalableBloomFilter
 from corpus_miner.dedup.state import LSHBloomState
@@ -190,6 +195,49 @@ class SparkLSHBloom(Estimator):
         self._release(keyed)
         return self
 
+    def partial_fit(self, df: DataFrame, text_col: str = "text", order_col: str | None = None
+                    ) -> SparkLSHBloom:
+        """Add the rows of df (input order, or order_col) to the index, mode lshbloom; an
+        unfitted object starts a growing index, as the local partial_fit does. The rows are
+        numbered after the documents indexed so far, each run of them that falls in one layer
+        fills partition-local filters of that layer's shape, and those are OR-ed into it: the
+        index is byte for byte the local engine's after partial_fit of the same texts."""
+        params = self._validated()
+        if params.mode != "lshbloom":
+            raise ParameterError("partial_fit on Spark adds to a Bloom filter (mode lshbloom); "
+                                 "for minhash_lsh, fit the union or merge() indexes fitted apart")
+        self._checked(df, text_col, None, "partial_fit", count_nulls=False)
+        ordered, n_documents, n_null = frames.with_input_order(df, order_col, text_col)
+        frames.check_no_null_texts(df, text_col, None, "partial_fit", n_null)
+        if not self.is_fitted():
+            self._start(params, 0)
+            self.snapshots_ = []
+            self.bloom_ = ScalableBloomFilter(params.expected_items or DEFAULT_CAPACITY,
+                                              params.fp_prob, self.bands_)
+        elif self.params_ != params:
+            raise ParameterError("partial_fit with other parameters than the fitted index's; "
+                                 "load the index with SparkLSHBloom.load(path)")
+        bloom = self.bloom_.copy()
+        for start, stop, index in bloom.reserve(n_documents):
+            layer = bloom.layers[index]
+            rows = ordered.filter((F.col(ORDER) >= start) & (F.col(ORDER) < stop))
+            bloom.layers[index] = layer.merge(filters.build_filter(
+                rows, text_col, params, self.use_pandas_udf, layer.num_bits, layer.num_hashes))
+        self.bloom_ = bloom
+        self.n_documents_ += n_documents
+        return self
+
+    def merge(self, other: SparkLSHBloom) -> SparkLSHBloom:
+        """The union of two fitted indexes (a new SparkLSHBloom; other's documents after this
+        one's), by the local engine's rules (corpus_miner.dedup.incremental)."""
+        from corpus_miner.dedup.incremental import merge_states
+
+        if not isinstance(other, (SparkLSHBloom, LSHBloom)):
+            raise TypeError(f"can only merge an LSHBloom or SparkLSHBloom, got "
+                            f"{type(other).__name__}")
+        return type(self).from_state(merge_states(self.to_state(), other.to_state()),
+                                     self.deduplicate_chunks, self.use_pandas_udf, copy=False)
+
     @staticmethod
     def _id_expr(id_col: str | None):
         return (F.col(id_col) if id_col is not None else F.col(ORDER)).alias("_cm_id")
@@ -351,8 +399,10 @@ class SparkLSHBloom(Estimator):
     def to_state(self) -> LSHBloomState:
         """The fitted index as an LSHBloomState (the filter shared; a band table collected)."""
         self.check_is_fitted()
+        snapshots = tuple(getattr(self, "snapshots_", ()))
         if self.params_.mode == "lshbloom":
-            return LSHBloomState(self.params_, self.n_documents_, bloom=self.bloom_)
+            return LSHBloomState(self.params_, self.n_documents_, bloom=self.bloom_,
+                                 snapshots=snapshots)
         if self._table_state is not None:
             return self._table_state
         table = self.band_table_.toArrow()
@@ -360,7 +410,8 @@ class SparkLSHBloom(Estimator):
         docs = table.column(FIRST).to_numpy().astype(np.int64)
         ids = self.doc_ids_.orderBy(ORDER).toArrow().column("_cm_id").combine_chunks()
         return LSHBloomState(self.params_, self.n_documents_,
-                             band_table=BandTable.from_items(keys, docs), ids=ids)
+                             band_table=BandTable.from_items(keys, docs), ids=ids,
+                             snapshots=snapshots)
 
     @classmethod
     def from_state(cls, state: LSHBloomState, deduplicate_chunks: int = DEFAULT_CHUNKS,
@@ -372,6 +423,7 @@ class SparkLSHBloom(Estimator):
         model = cls(**state.params.to_dict(), deduplicate_chunks=deduplicate_chunks,
                     use_pandas_udf=use_pandas_udf)
         model._start(state.params, state.n_documents)
+        model.snapshots_ = list(state.snapshots)
         if state.params.mode == "lshbloom":
             assert state.bloom is not None
             model.bloom_ = state.bloom

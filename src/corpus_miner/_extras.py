@@ -1,4 +1,4 @@
-"""The integrations' host libraries: imported on demand, with the extra to install named."""
+"""Optional host libraries (datatrove, Ray): imported on demand, with the extra to install named."""
 
 from __future__ import annotations
 

@@ -1,0 +1,90 @@
+"""Plain-Python reference of the template definition (docs/how-it-works/templates.md): the
+occurrences of a pattern with leftmost-shortest binding, df, and the fillers of every slot,
+from lists of words. Written from the definition only, sharing no code with the package."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+MONTHS = set(("january february march april may june july august september october november "
+              "december jan feb mar apr jun jul aug sep sept oct nov dec").split())
+
+
+def word_class(word: str) -> str:
+    if word.isdecimal():
+        return "<num>"
+    if word in MONTHS:
+        return "<month>"
+    return word
+
+
+def matches_at(doc: list[str], at: int, anchor: list[str]) -> bool:
+    if at < 0 or at + len(anchor) > len(doc):
+        return False
+    return all(word_class(doc[at + i]) == a if a in ("<num>", "<month>") else doc[at + i] == a
+               for i, a in enumerate(anchor))
+
+
+def occurrences(docs: list[list[str]], anchors: list[list[str]], max_gap: int):
+    """[(doc, [anchor starts])] of every occurrence, in (doc, start) order."""
+    out = []
+    for d, doc in enumerate(docs):
+        for start in range(len(doc)):
+            if not matches_at(doc, start, anchors[0]):
+                continue
+            starts, end, ok = [start], start + len(anchors[0]), True
+            for anchor in anchors[1:]:
+                bound = next((q for q in range(end + 1, end + max_gap + 1)
+                              if matches_at(doc, q, anchor)), None)
+                if bound is None:
+                    ok = False
+                    break
+                starts.append(bound)
+                end = bound + len(anchor)
+            if ok:
+                out.append((d, starts))
+    return out
+
+
+def slot_fillers(docs, anchors, found) -> list[Counter]:
+    """Per slot (typed runs inside anchors and free slots between them, left to right), the
+    Counter of its fillers (tuples of words)."""
+    slots: list[Counter] = []
+    layout = []
+    for a, anchor in enumerate(anchors):
+        if a:
+            layout.append(("free", a - 1, 0, 0))
+        i = 0
+        while i < len(anchor):
+            if anchor[i] in ("<num>", "<month>"):
+                j = i
+                while j < len(anchor) and anchor[j] in ("<num>", "<month>"):
+                    j += 1
+                layout.append(("typed", a, i, j - i))
+                i = j
+            else:
+                i += 1
+    for kind, a, offset, length in layout:
+        counter: Counter = Counter()
+        for d, starts in found:
+            if kind == "typed":
+                s = starts[a] + offset
+                counter[tuple(docs[d][s:s + length])] += 1
+            else:
+                s = starts[a] + len(anchors[a])
+                counter[tuple(docs[d][s:starts[a + 1]])] += 1
+        slots.append(counter)
+    return slots
+
+
+def line_end_occurrences(docs, lines, anchors, max_gap):
+    """Occurrences of `anchors <*>$`: those of the anchors whose last anchor ends 1 to max_gap
+    tokens before the end of its line; lines[d] is the set of line-start indices of doc d.
+    [(doc, [anchor starts], end)]."""
+    out = []
+    for d, starts in occurrences(docs, anchors, max_gap):
+        end = starts[-1] + len(anchors[-1])
+        stop = next((i for i in range(end, len(docs[d])) if i in lines[d]), len(docs[d]))
+        if 1 <= stop - end <= max_gap:
+            out.append((d, starts, stop))
+    return out
