@@ -15,6 +15,7 @@ from corpus_miner import BloomSpan
 from corpus_miner.cli import main
 from corpus_miner.corpus import load_corpus, tokenize
 from corpus_miner.errors import InputError, NotFittedError, OutputError, ParameterError
+from corpus_miner.phrases.params import CLEAN_MIN_LINE_LENGTH
 from corpus_miner.phrases.result import read_phrases
 from tests.coverage.test_clean import MIN_LENGTH, SIGMA, web_documents, write_jsonl
 
@@ -120,7 +121,9 @@ def test_parameters_are_checked_before_reading():
 
 @pytest.fixture(scope="module")
 def miner(data):
-    return BloomSpan(sigma=SIGMA, min_length=MIN_LENGTH).fit(data["path"])
+    """Mined as `report` and `clean` mine by default: with whole-line phrases."""
+    return BloomSpan(sigma=SIGMA, min_length=MIN_LENGTH,
+                     min_line_length=CLEAN_MIN_LINE_LENGTH).fit(data["path"])
 
 
 @pytest.mark.parametrize("kind", ["Path", "Table", "list of texts"])
@@ -233,7 +236,7 @@ def _brute_force_covered(texts: list[str], phrases: list[str], window: int) -> l
     return counts
 
 
-def test_phrases_mined_elsewhere_cover_new_documents_exactly(data, miner):
+def test_phrases_mined_elsewhere_cover_new_documents_exactly(data):
     """Other documents: other vocabulary ids, words the mined corpus never had (mapped to ids
     no token has), phrase pieces in new places."""
     phrases = [row["phrase"] for row in data["phrases"]]
@@ -244,6 +247,7 @@ def test_phrases_mined_elsewhere_cover_new_documents_exactly(data, miner):
              "nothing repeated here at all", ""]
     expected = _brute_force_covered(texts, phrases, MIN_LENGTH)
     assert min(expected[:3]) > 0
+    miner = BloomSpan(sigma=SIGMA, min_length=MIN_LENGTH).fit(data["path"])
     rows = miner.coverage(texts).to_pylist()
     assert [row["tokens_covered"] for row in rows] == expected
     report = miner.report(texts)

@@ -92,6 +92,7 @@ def test_dedup_to_stdout_equals_the_file_output(tmp_path, capsys, command):
 
 def test_dedup_refuses_inputs_that_change_between_its_two_reads(tmp_path, capsys, monkeypatch):
     import corpus_miner.cli.dedup as cli_dedup
+    import corpus_miner.cli.dedup_common as dedup_common
 
     source = _write_jsonl(tmp_path / "in.jsonl", _docs())
     reads = []
@@ -106,6 +107,7 @@ def test_dedup_refuses_inputs_that_change_between_its_two_reads(tmp_path, capsys
                                  label, *rest)
 
     monkeypatch.setattr(cli_dedup, "_read", growing_read)
+    monkeypatch.setattr(dedup_common, "_read", growing_read)  # the shared helpers read with it
     out = tmp_path / "out.jsonl"
     assert main(["dedup", source, "-o", str(out)]) == 2
     assert "inputs changed" in capsys.readouterr().err and not out.exists()
@@ -214,6 +216,7 @@ def test_dedup_refuses_a_same_size_input_swapped_between_its_two_reads(tmp_path,
     """The two reads compared document counts only: a file of as many documents put in place
     between them was written with the first file's flags (502 false duplicates of 1,500)."""
     import corpus_miner.cli.dedup as cli_dedup
+    import corpus_miner.cli.dedup_common as dedup_common
 
     first, second = _docs(seed=1), _docs(seed=2)
     assert len(first) == len(second)
@@ -227,6 +230,7 @@ def test_dedup_refuses_a_same_size_input_swapped_between_its_two_reads(tmp_path,
         yield from real_read(args, stats, label, *rest)
 
     monkeypatch.setattr(cli_dedup, "_read", swapping_read)
+    monkeypatch.setattr(dedup_common, "_read", swapping_read)  # the shared helpers read with it
     out = tmp_path / "out.jsonl"
     assert main(["dedup", str(source), "-o", str(out)]) == 2
     err = capsys.readouterr().err.strip()

@@ -138,7 +138,7 @@ def _add(args: argparse.Namespace) -> int:
     import pyarrow as pa
 
     from corpus_miner.cli.common import shard_plan
-    from corpus_miner.cli.dedup import _model, _selection, _sized_by_input
+    from corpus_miner.cli.dedup_common import _model, _selection, _sized_by_input
     from corpus_miner.dedup.incremental import refuse_absorbed, snapshot_record
     from corpus_miner.io import ReadStats, write_records
 

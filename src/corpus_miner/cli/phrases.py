@@ -72,7 +72,7 @@ def run(args) -> int:
     if args.engine == "ray":
         from corpus_miner.cli.ray_engine import run_phrases as run_on_ray
 
-        return run_on_ray(args)
+        return run_on_ray(args, write_outputs)
     # parameters first: a typo in --sigma should not cost a tokenization pass
     lines = min_line_length(args)
     PhraseParams(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm,

@@ -177,7 +177,7 @@ def prewarm_dedup(args) -> None:
     import numpy as np
     import pyarrow as pa
 
-    from corpus_miner.cli.dedup import _model
+    from corpus_miner.cli.dedup_common import _model
     from corpus_miner.dedup.banding import band_keys
     from corpus_miner.dedup.minhash import signatures
 

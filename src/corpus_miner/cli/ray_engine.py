@@ -25,8 +25,8 @@ def _connect(args: argparse.Namespace):
     return ray
 
 
-def run_phrases(args: argparse.Namespace) -> int:
-    from corpus_miner.cli.phrases import write_outputs
+def run_phrases(args: argparse.Namespace, write_outputs) -> int:
+    """write_outputs: the phrases command's writer (passed in: cli/phrases imports this module)."""
     from corpus_miner.io.storage import current_storage_options
     from corpus_miner.phrases.params import PhraseParams
 

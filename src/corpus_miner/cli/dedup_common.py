@@ -1,0 +1,163 @@
+"""What `dedup` and the `index` actions share: the model from the options, reading the inputs,
+sizing a filter by them, and the records selected for writing."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from corpus_miner.cli.common import (
+    note_read_stats,
+    rereadable,
+)
+from corpus_miner.errors import InputError
+from corpus_miner.io.formats import writes_jsonl
+
+if TYPE_CHECKING:  # the others are imported by the commands that run: --help needs none of them
+    from corpus_miner.dedup import LSHBloom
+    from corpus_miner.dedup.result import DedupResult
+    from corpus_miner.io import ReadStats
+    from corpus_miner.io.digest import TextsDigest
+    from corpus_miner.io.readers import DocumentBatch, LineBatch
+    from corpus_miner.io.writers import Selection
+
+
+def _model(args: argparse.Namespace) -> LSHBloom:
+    from corpus_miner.dedup import LSHBloom
+
+    return LSHBloom(threshold=args.threshold, num_perm=args.num_perm, mode=args.mode,
+                    num_bands=args.num_bands, fp_prob=args.fp_prob,
+                    shingle_size=args.shingle_size, expected_items=args.expected_items,
+                    seed=args.seed, max_shingles=args.max_shingles, sketch=args.sketch,
+                    shingle_kind="word" if args.word_shingles else "char")
+
+
+def _read(args: argparse.Namespace, stats: ReadStats, label: str = "reading",
+          jsonl_lines: bool = False):
+    """Document batches of the inputs (JSONL as LineBatches with jsonl_lines); a progress bar
+    on stderr when it is a terminal."""
+    from corpus_miner.io import read_documents
+    from corpus_miner.io.progress import byte_progress, input_bytes
+
+    note_read_stats(args, stats)
+    batches = read_documents(args.inputs, text_field=args.text_field, id_field=args.id_field,
+                             skip_bad=args.skip_bad, stats=stats, prefetch=2,
+                             jsonl_lines=jsonl_lines)
+    if not sys.stderr.isatty():
+        yield from batches
+        return
+    bar = byte_progress()
+    with bar:
+        task = bar.add_task(label, total=input_bytes(args.inputs))
+        for batch in batches:
+            yield batch
+            bar.update(task, completed=stats.input_bytes,
+                       description=f"{label}: {stats.documents:,} docs")
+
+
+ADDED_FIELDS = ("is_duplicate", "duplicate_of")
+
+
+def _selection(batch: DocumentBatch | LineBatch, result: DedupResult,
+               annotate: bool) -> Selection:
+    import pyarrow as pa
+
+    from corpus_miner.io.writers import Selection
+
+    if not annotate:
+        return Selection(batch, keep=result.keep)
+    added = {"is_duplicate": pa.array(result.is_duplicate, pa.bool_())}
+    if result.duplicate_of_id is not None:
+        added["duplicate_of"] = pa.array(result.duplicate_of_id, pa.string())
+        return Selection(batch, added=added)
+    # lshbloom names no match: a duplicate_of of an earlier minhash_lsh run would contradict
+    # the new is_duplicate, so it goes
+    return Selection(batch, added=added, dropped=("duplicate_of",))
+
+
+def _sized_by_input(args: argparse.Namespace, model: LSHBloom, stats: ReadStats, decide=None,
+                    on_batch=None):
+    """(batch, its DedupResult) pairs when the filter is sized by the document count
+    (lshbloom without --expected-items): pass 1 keeps only the band keys (8 bytes x bands per
+    document), pass 2 reads the inputs again to write them. To JSONL, pass 2 reads JSONL
+    inputs as lines, not parsed, when pass 1 found every non-blank line a record that needed
+    no repair and has no is_duplicate or duplicate_of field. Both passes digest what they
+    read; a difference (a file replaced or edited in between) stops the output before it is
+    renamed into place. Stdin cannot be read twice: its batches (only their lines, to JSONL)
+    are kept in memory.
+
+    One pass cannot give the same output: the filter's size decides which unique documents a
+    false positive removes, so sizing it from a guess (the input's bytes) or growing it from a
+    small first layer keeps fp_prob but flags other documents (--expected-items does that).
+
+    decide(all_keys, ids, digests): how `index add` flags the documents instead of a one-shot
+    deduplicate (ids: the batches' ids; digests: a TextsDigest per input, from pass 1);
+    on_batch(batch): called on every batch of pass 1 (`dedup --against` queries its indexes)."""
+    import numpy as np
+
+    from corpus_miner.io import ReadStats
+    from corpus_miner.io.digest import TextsDigest
+
+    bands = model.params.validated().bands_rows[0]
+    from_stdin = not rereadable(args.inputs)  # stdin or a pipe
+    to_jsonl = writes_jsonl(args.output)
+    kept, keys, first = [], [], TextsDigest()
+    ids: list = []
+    per_input: dict[str, TextsDigest] = {}
+    fields: set[str] = set()
+    for batch in _read(args, stats, "deduplicating" if from_stdin else "hashing"):
+        keys.append(model.band_keys(batch.texts))
+        first.update_batch(batch)
+        if on_batch is not None:
+            on_batch(batch)
+        if decide is not None:
+            ids.append(batch.ids)
+            per_input.setdefault(batch.source, TextsDigest()).update_batch(batch)
+        fields.update(batch.records.column_names)
+        if from_stdin:
+            kept.append(_retained(batch, to_jsonl))
+    all_keys = np.concatenate(keys) if keys else np.zeros((0, bands), np.uint64)
+    result = model.deduplicate_keys(all_keys) if decide is None \
+        else decide(all_keys, ids, per_input)
+    if from_stdin:
+        yield from _with_results(kept, result)
+        return
+    as_lines = (to_jsonl and not stats.bad_lines_skipped and not stats.invalid_utf8_replaced
+                and not fields.intersection(ADDED_FIELDS))
+    second = TextsDigest()
+    for batch, part in _with_results(_read(args, ReadStats(), "writing", as_lines), result,
+                                     second):
+        yield batch, part
+    if (second.documents, second.value) != (first.documents, first.value):
+        raise InputError(f"the inputs changed between dedup's two reads ({first.documents:,} "
+                         f"documents on the first read, {second.documents:,} on the second, other "
+                         "texts); nothing was written: run again on files that are not being "
+                         "written to")
+
+
+def _retained(batch: DocumentBatch, to_jsonl: bool) -> DocumentBatch | LineBatch:
+    """What a batch kept for writing later needs: to JSONL the lines of a JSONL batch (not its
+    parsed fields, unless they show a field to replace), else the batch."""
+    from corpus_miner.io.readers import LineBatch
+
+    if to_jsonl and batch.lines is not None \
+            and not set(batch.records.column_names).intersection(ADDED_FIELDS):
+        return LineBatch(batch.lines, batch.source, batch.first_row)
+    return batch
+
+
+def _with_results(batches, result: DedupResult, digest: TextsDigest | None = None):
+    """(batch, its part of result) for consecutive batches; more documents than result has
+    means the input grew between the reads."""
+    start = 0
+    for batch in batches:
+        stop = start + len(batch)
+        if stop > len(result):
+            raise InputError(f"the inputs changed between dedup's two reads (more than the "
+                             f"{len(result):,} documents of the first read); nothing was written: "
+                             "run again on files that are not being written to")
+        if digest is not None:
+            digest.update_batch(batch)
+        yield batch, result.part(start, stop)
+        start = stop
