@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -82,6 +83,18 @@ def datasets(args) -> list[Dataset]:
     return found
 
 
+def shown(command: list[str], work: Path) -> str:
+    """The command as the table shows it: scratch paths as WORK/..., this checkout's as
+    relative paths, any other absolute path (an interpreter, a peer's virtualenv) by its name,
+    so that the table names no folder of the machine it was measured on."""
+    def portable(arg: str) -> str:
+        for root, name in ((str(work), "WORK"), (str(REPO), ".")):
+            arg = arg.replace(root + "/", name + "/")
+        return re.sub(r"(?<![^\s=])/(?:[^/\s]+/)+([^/\s]+)", r"\1", arg)
+
+    return " ".join(portable(arg) for arg in command)
+
+
 def run_tool(tool: Tool, data: Dataset, truth: GroundTruth, work: Path, sigma: int) -> list:
     work.mkdir(parents=True, exist_ok=True)
     tool.prepare(data, work)
@@ -97,7 +110,7 @@ def run_tool(tool: Tool, data: Dataset, truth: GroundTruth, work: Path, sigma: i
                 removal.patterns = [(s, e, str(p)) for s, e, p in record["junk_patterns"]]
     metrics = score(truth, removals)
     common = {"tool": tool.name, "dataset": data.name, "description": tool.description,
-              "threshold": tool.threshold, "command": " ".join(command),
+              "threshold": tool.threshold, "command": shown(command, work),
               "measured_at": datetime.date.today().isoformat()}
     rows = [{**common, "kind": "all", "chars": metrics["scored_chars"],
              **{k: metrics.get(k) for k in ("recall", "precision", "f1", "content_loss",
