@@ -15,7 +15,6 @@ from corpus_miner import BloomSpan
 from corpus_miner.cli import main
 from corpus_miner.corpus import load_corpus, tokenize
 from corpus_miner.errors import InputError, NotFittedError, OutputError, ParameterError
-from corpus_miner.phrases.params import CLEAN_MIN_LINE_LENGTH
 from corpus_miner.phrases.result import read_phrases
 from tests.coverage.test_clean import MIN_LENGTH, SIGMA, web_documents, write_jsonl
 
@@ -121,9 +120,9 @@ def test_parameters_are_checked_before_reading():
 
 @pytest.fixture(scope="module")
 def miner(data):
-    """Mined as `report` and `clean` mine by default: with whole-line phrases."""
-    return BloomSpan(sigma=SIGMA, min_length=MIN_LENGTH,
-                     min_line_length=CLEAN_MIN_LINE_LENGTH).fit(data["path"])
+    """Without whole-line phrases: compared with the commands at --min-line-length 0 (the
+    whole-line defaults have a test of their own below)."""
+    return BloomSpan(sigma=SIGMA, min_length=MIN_LENGTH).fit(data["path"])
 
 
 @pytest.mark.parametrize("kind", ["Path", "Table", "list of texts"])
@@ -163,8 +162,8 @@ def test_whole_line_phrases_report_and_clean_like_the_commands_defaults(tmp_path
     from corpus_miner.phrases.params import CLEAN_MIN_LINE_LENGTH
 
     docs = web_documents(seed=12, n_docs=30)
-    for i, doc in enumerate(docs):  # a short line on its own line, and inside a longer one
-        doc["text"] = f"{doc['text']}\nshare this post\n" if i % 3 else \
+    for i, doc in enumerate(docs):  # a short paragraph of its own, and inside a longer line
+        doc["text"] = f"{doc['text']}\n\nshare this post\n" if i % 3 else \
             f"{doc['text']} and share this post today"
     path = write_jsonl(tmp_path / "lines.jsonl", docs)
     miner = BloomSpan(sigma=SIGMA, min_length=MIN_LENGTH,
