@@ -26,6 +26,11 @@ def spark():
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
+    active = SparkSession.getActiveSession()
+    if active is not None and active.sparkContext.master != "local[2,4]":
+        # an in-process CLI test (--engine spark) left its session: getOrCreate would return it,
+        # with its master and without the retries this fixture promises
+        active.stop()
     session = (SparkSession.builder.master("local[2,4]").appName("corpus-miner-tests")
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")

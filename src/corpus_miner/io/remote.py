@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -149,6 +150,22 @@ class RemoteFolder:
         return display(self.url)
 
 
+def listing_errors() -> tuple[type[BaseException], ...]:
+    """What a storage backend raises when it cannot list or stat an object: OSError and
+    ValueError, and the HTTP clients' own errors, which are neither (the Hub's client raises a
+    ConnectError when the machine is offline). Evaluated where an except clause matches, so
+    only clients already imported are looked at."""
+    found: list[type[BaseException]] = [OSError, ValueError]
+    for module, names in (("httpx", ("HTTPError",)), ("httpx2", ("HTTPError",)),
+                          ("aiohttp", ("ClientError",))):
+        loaded = sys.modules.get(module)
+        for name in names:
+            error = getattr(loaded, name, None)
+            if isinstance(error, type) and issubclass(error, Exception):
+                found.append(error)
+    return tuple(found)
+
+
 def input_sources(url: str) -> list[RemoteFile | RemoteFolder]:
     """The objects and folders one input URL names: a glob's matches in sorted order, an
     object, or a prefix (a URL ending in '/', or any prefix that holds objects)."""
@@ -162,7 +179,7 @@ def input_sources(url: str) -> list[RemoteFile | RemoteFolder]:
     if has_glob(path):
         try:
             matches = _retried(lambda: fs.glob(path, detail=True), url)
-        except (OSError, ValueError) as exc:
+        except listing_errors() as exc:
             raise _listing_error(fs, url, path, exc) from None
         if not matches:
             raise InputError(f"{display(url)}: no object matches this pattern")
@@ -177,7 +194,7 @@ def input_sources(url: str) -> list[RemoteFile | RemoteFolder]:
         return found
     try:
         info = _retried(lambda: fs.info(path), url)
-    except (OSError, ValueError) as exc:
+    except listing_errors() as exc:
         raise _listing_error(fs, url, path, exc) from None
     if info.get("type") == "directory":
         return [_folder(fs, url)]
@@ -193,7 +210,7 @@ def _file(fs, url: str, info: dict, root: str | None = None) -> RemoteFile:
 def _http_file(fs, url: str) -> RemoteFile:
     try:
         info = _retried(lambda: fs.info(url), url)
-    except (OSError, ValueError) as exc:
+    except listing_errors() as exc:
         raise storage_error(InputError, url, exc) from None
     file = RemoteFile(url, fs, url, info)
     _pin(url, info)
@@ -204,7 +221,7 @@ def _folder(fs, url: str) -> RemoteFolder:
     path = fs._strip_protocol(url).rstrip("/")
     try:
         listed = _retried(lambda: fs.find(path, detail=True), url)
-    except (OSError, ValueError) as exc:
+    except listing_errors() as exc:
         raise _listing_error(fs, url, path, exc) from None
     prefix = url.split("://", 1)[0] + "://"
     files, hidden = [], 0
