@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import ray
 
 from corpus_miner.coverage.batches import BatchCoverage, cleaned_text, junk_spans
@@ -74,14 +75,21 @@ def _texts(table: pa.Table, text_col: str) -> pa.Array:
 
 # -- per block: coverage and cleaning of a Ray Dataset's (or Arrow) blocks ----------------------
 @ray.remote
-def coverage_block(table: pa.Table, shipped: Shipped, text_col: str,
-                   id_col: str | None) -> pa.Table:
-    """id_col (if given), tokens, tokens_covered, junk_spans of each row."""
+def coverage_block(table: pa.Table, shipped: Shipped, text_col: str, id_col: str | None,
+                   first: int | None = None, id_name: str | None = None) -> pa.Table:
+    """id_col (if given; named id_name), tokens, tokens_covered, junk_spans of each row. first:
+    the global index of a document block's first row, to number the rows without an id."""
     texts = _texts(table, text_col)
     found = _coverage(shipped).documents(texts)
     spans = [junk_spans(text or "", runs)
              for text, runs in zip(texts.to_pylist(), found.runs, strict=True)]
-    columns = {id_col: table.column(id_col)} if id_col is not None else {}
+    columns = {}
+    if id_col is not None:
+        ids = table.column(id_col)
+        if first is not None:
+            numbers = pa.array([str(first + i) for i in range(table.num_rows)], pa.string())
+            ids = pc.if_else(pc.is_null(ids), numbers, ids)
+        columns[id_name or id_col] = ids
     columns.update(tokens=pa.array(found.tokens, pa.int64()),
                    tokens_covered=pa.array(found.covered, pa.int64()),
                    junk_spans=pa.array(spans, _SPANS))

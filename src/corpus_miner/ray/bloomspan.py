@@ -141,7 +141,13 @@ class RayBloomSpan(Estimator):
             blocks, column, ids = _blocks(data, text_col, id_col, "RayBloomSpan.coverage",
                                           keep_ids=True)
             shipped = ship(self.phrases_, self.min_length)
-            refs = [coverage_block.remote(b, shipped, column, ids) for b in blocks]
+            firsts: list = [None] * len(blocks)
+            if _paths(data) is not None:  # document blocks: rows without an id are numbered
+                from corpus_miner.ray.documents import block_offsets
+
+                firsts = [int(x) for x in block_offsets(blocks)[:-1]]
+            refs = [coverage_block.remote(b, shipped, column, ids, first, id_col)
+                    for b, first in zip(blocks, firsts, strict=True)]
             ray.wait(refs, num_returns=len(refs), fetch_local=False)
         return ray.data.from_arrow_refs(refs)
 
