@@ -136,7 +136,7 @@ class SlotTemplates(Estimator):
         patterns, stats = candidates.typed_seeds(masked, doc_offsets, vocab, params)
         timer.start("templates_verify")
         line_starts = getattr(corpus, "line_starts", None)
-        occ = bind(patterns, masked, doc_offsets, vocab)
+        occ = bind(patterns, masked, doc_offsets, vocab, line_starts)
         keep = candidates.prune_trims(patterns, select.support(occ, len(patterns))[1])
         patterns = [p for p, k in zip(patterns, keep) if k]
         occ = _subset(occ, np.flatnonzero(keep))
@@ -153,7 +153,7 @@ class SlotTemplates(Estimator):
             if not new:
                 break
             seen.update(new)
-            occ_new = bind(new, masked, doc_offsets, vocab)
+            occ_new = bind(new, masked, doc_offsets, vocab, line_starts)
             width = max(occ.anchor_starts.shape[1], occ_new.anchor_starts.shape[1])
             occ = _merge([occ, _offset(occ_new, len(patterns))], width)
             fresh = np.concatenate([np.zeros(len(patterns), bool), np.ones(len(new), bool)])
@@ -221,7 +221,8 @@ class SlotTemplates(Estimator):
 
 def _subset(occ: TemplateOccurrences, chosen: np.ndarray) -> TemplateOccurrences:
     """The rows of the chosen patterns, renumbered 0..len(chosen)-1 (sorted by template)."""
-    new_index = np.full(int(occ.template.max(initial=-1)) + 1, -1, dtype=np.int64)
+    new_index = np.full(max(int(occ.template.max(initial=-1)), int(chosen.max(initial=-1))) + 1,
+                        -1, dtype=np.int64)
     new_index[chosen] = np.arange(len(chosen))
     keep = np.flatnonzero(new_index[occ.template] >= 0) if len(occ) else np.empty(0, np.int64)
     t = new_index[occ.template[keep]]
