@@ -91,14 +91,26 @@ def _inside_one_line(begin: np.ndarray, end: np.ndarray, line_starts: np.ndarray
 
 
 def bind(patterns: Sequence[Pattern], masked: np.ndarray, doc_offsets: np.ndarray,
-         vocab, line_starts: np.ndarray | None = None) -> TemplateOccurrences:
+         vocab, line_starts: np.ndarray | None = None, lines=None) -> TemplateOccurrences:
     """Every occurrence of every pattern (module docstring). line_starts: the corpus's line
     starts (global, ascending): occurrences stay inside one line, and patterns with a line-end
-    slot need them (without them a document is one line)."""
-    index, starts = anchor_occurrences(patterns, masked, doc_offsets, vocab)
+    slot need them (without them a document is one line). lines: the corpus's
+    templates.lines.LineIndex, for the line forms (without it they have no occurrences)."""
+    from corpus_miner.templates import lines as line_forms
+
+    index, starts = anchor_occurrences([p for p in patterns if not p.form], masked,
+                                       doc_offsets, vocab)
     width = max((len(p.pieces) for p in patterns), default=1)
     parts = []
     for t, pattern in enumerate(patterns):
+        if pattern.form:
+            begin, end = (line_forms.occurrences(lines, pattern.form, pattern.pieces[0])
+                          if lines is not None else (np.empty(0, np.int64),) * 2)
+            at = np.full((len(begin), width), -1, dtype=np.int64)
+            at[:, 0] = begin
+            parts.append((np.full(len(begin), t, dtype=np.int64),
+                          np.searchsorted(doc_offsets, begin, side="right") - 1, begin, end, at))
+            continue
         first = pattern.pieces[0]
         begin = starts[index[first]]
         doc = np.searchsorted(doc_offsets, begin, side="right") - 1
