@@ -7,7 +7,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clean_quality import GroundTruth, Removal, explain, read_removals, score
+from clean_quality import GroundTruth, Removal, by_template, explain, read_removals, score
 
 
 def _truth(pages):
@@ -34,6 +34,25 @@ def test_hand_made_page():
     assert math.isclose(result["content_loss"], 4 / content)
     # one pattern per removed run: the byline is touched by one pattern
     assert result["fragmentation"] == 1.0 and result["templates_touched"] == 1.0
+
+
+def test_by_template_folds_the_site_suffix_and_counts_scored_characters():
+    pages = [("a", "Home | A\n\nwords\n\nPage 2 of 9",
+              [[0, 10, "fixed", "header:site1"], [10, 17, "content", "p"],
+               [17, 28, "slots", "page_of"]]),
+             ("b", "Home | B\n\nmore\n\nPage 3 of 9",
+              [[0, 10, "fixed", "header:site2"], [10, 16, "content", "p"],
+               [16, 27, "slots", "page_of"]])]
+    truth = _truth(pages)
+    removals = {"a": Removal([(0, 10), (10, 12)]), "b": Removal([(0, 4), (16, 27)])}
+    rows = {(r["kind"], r["template"]): r for r in by_template(truth, removals)}
+    assert set(rows) == {("fixed", "header"), ("content", "p"), ("slots", "page_of")}
+    assert rows[("fixed", "header")]["chars"] == 10 and rows[("fixed", "header")]["removed"] == 9
+    assert rows[("content", "p")]["removed"] == 2  # "wo" of "words"
+    assert rows[("slots", "page_of")] == {"kind": "slots", "template": "page_of", "chars": 16,
+                                          "removed": 8, "recall": 0.5, "missed": 8}
+    order = [r["kind"] for r in by_template(truth, removals)]
+    assert order[-1] == "content"  # boilerplate rows first, most missed first
 
 
 def test_a_document_the_tool_dropped_counts_as_removed_entirely():
