@@ -279,7 +279,7 @@ def _run_on_spark(args: argparse.Namespace) -> int:
     model.params.validated()  # a bad parameter is one line before the JVM starts
     spark = engine.spark_session(args)
     with documents.one_line_errors():
-        docs = engine.spark_documents(spark, args)
+        docs = engine.spark_documents(spark, args, digested=True)
         first = documents.unit_offsets(docs)
         ordered = documents.with_row_ids(docs, first)
         result = model.deduplicate(ordered, text_col="text", id_col="id", order_col="order",
@@ -288,7 +288,7 @@ def _run_on_spark(args: argparse.Namespace) -> int:
                                       else [])
         flags = result.select(*columns).toArrow()
         note_read_stats(args, documents.read_stats(docs))
-        texts_read = documents.texts_digest(docs, first)
+        texts_read = documents.read_digests(docs, "dedup")
     is_duplicate = flags.column("is_duplicate").to_numpy(zero_copy_only=False)
     duplicate_of = flags.column("duplicate_of").to_pylist() if len(columns) > 1 else None
     answer = DedupResult(is_duplicate, duplicate_of_id=duplicate_of)
