@@ -265,8 +265,8 @@ def explain(truth: GroundTruth, removals: dict[str, Removal], n: int = 10,
 
 
 LOSS_CAUSES = ("content repeated on more than sigma pages",
-               "content repeated on fewer than sigma pages", "run continuing boilerplate", "whole content line", "start or end of a content line",
-               "inside a content line")
+               "content repeated on fewer than sigma pages", "run continuing boilerplate",
+               "whole content line", "start or end of a content line", "inside a content line")
 _ABOVE, _BELOW = "repeat_above_sigma", "repeat_below_sigma"  # planted_pages.py's confuser tags
 
 
