@@ -164,3 +164,21 @@ def test_loss_causes_on_a_hand_made_page():
     assert sum(counts.values()) == score(truth, {"a": Removal(cut)})["content_loss"] * sum(
         len(p.replace(" ", "").replace(".", "").replace("\n", ""))
         for p, kind, _ in parts if kind == "content")
+
+
+def test_edge_probe_covers_glued_sentences_only_at_a_sentence_break():
+    from probe_edge_phrases import edge_cover
+
+    glued = "Follow us on social media today."
+    texts = [f"Header\n\nSome content number {i} ends here. {glued}\n\n"
+             f"The words of the page {i} go on\nRead all about value {i} and more"
+             for i in range(3)]
+    phrases, covered = edge_cover(texts, sigma=3, min_edge=3, min_length=10)
+    assert ("end", ("follow", "us", "on", "social", "media", "today")) in phrases
+    for text, spans in zip(texts, covered):
+        assert [text[a:b] for a, b in spans] == [glued[:-1]]  # up to its last token
+    # "the words of" starts 3 paragraphs, but meets the rest at no sentence break
+    loose, _ = edge_cover(texts, sigma=3, min_edge=3, min_length=10, any_break=True)
+    assert ("end", ("go", "on")) not in loose  # shorter than min_edge
+    assert ("start", ("the", "words", "of")) in loose and ("start", ("the", "words", "of")) \
+        not in phrases
