@@ -25,6 +25,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from corpus_miner.corpus.tokenizer import line_starts, token_spans, tokenize  # noqa: E402
+
 from clean_quality import (  # noqa: E402
     GroundTruth,
     Removal,
@@ -34,8 +36,6 @@ from clean_quality import (  # noqa: E402
     read_removals,
     score,
 )
-
-from corpus_miner.corpus.tokenizer import line_starts, token_spans, tokenize  # noqa: E402
 
 SENTENCE_BREAK = re.compile(r"[.!?:]\S*\s|[\u3002\uff01\uff1f\uff1a]")
 
