@@ -287,7 +287,7 @@ def test_spark_lshbloom_has_the_same_methods_with_the_same_arguments():
 
     spark_only = {"to_local", "from_local", "unpersist"}
     assert _public_methods(SparkLSHBloom) == LSHBLOOM_METHODS | spark_only
-    for name in ("query", "partial_fit"):
+    for name in ("deduplicate", "query", "partial_fit"):
         local = set(inspect.signature(getattr(LSHBloom, name)).parameters)
         on_spark = set(inspect.signature(getattr(SparkLSHBloom, name)).parameters)
         shared = {"update", "add", "return_band_keys"} & local
