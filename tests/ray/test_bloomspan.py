@@ -57,10 +57,12 @@ def test_a_ray_dataset_with_null_texts(ray_cluster):
 
 
 def test_bad_input_and_parameters_fail_in_one_line(ray_cluster):
-    with pytest.raises(InputError, match="takes a ray.data.Dataset"):
+    with pytest.raises(InputError, match="pages.jsonl: no such file"):
         RayBloomSpan().fit("pages.jsonl")
-    with pytest.raises(InputError, match="list of str"):
-        RayBloomSpan().fit(["a b c"])
+    with pytest.raises(InputError, match="not a mix"):
+        RayBloomSpan().fit([pa.array(["a b c"]), "a b c"])
+    with pytest.raises(InputError, match="cannot read documents from int"):
+        RayBloomSpan().fit(3)
     with pytest.raises(ParameterError, match="window_cap"):
         RayBloomSpan(window_cap=0).fit([pa.array(["a"])])
     with pytest.raises(ParameterError):

@@ -1,6 +1,6 @@
 """`corpus-miner phrases --engine ray` on the session's Ray cluster: the local engine's phrase
 file byte for byte, one-line errors from the workers, and the commands without a Ray engine
-refusing it."""
+refusing it (report and clean run on Ray: test_cli_apply)."""
 
 from __future__ import annotations
 
@@ -41,8 +41,7 @@ def test_worker_errors_are_one_line(ray_cluster, tmp_path, capsys):
 
 def test_commands_without_a_ray_engine_refuse_it(tmp_path, capsys):
     docs = write_jsonl(tmp_path / "a.jsonl", pages(8, 3, 0))
-    for command in (["clean", str(docs), "-o", str(tmp_path / "c.jsonl")],
-                    ["report", str(docs)], ["dedup", str(docs), "-o", str(tmp_path / "d.jsonl")]):
+    for command in (["dedup", str(docs), "-o", str(tmp_path / "d.jsonl")],):
         with pytest.raises(SystemExit) as exit_info:
             main([*command, "--engine", "ray"])
         assert exit_info.value.code == 2

@@ -1,7 +1,9 @@
-"""`--engine ray` for `phrases`: the inputs read by Ray tasks with corpus-miner's reader, mined by
-RayBloomSpan, and the phrase file written by the driver with the local writer (byte-identical
-to the local engine's). `--address` joins a running cluster; without it a local one is started
-with the cores of this machine."""
+"""`--engine ray` for `phrases`, `report` and `clean`: the inputs read by Ray tasks with
+corpus-miner's reader, mined by RayBloomSpan, and every output written by the driver with the
+local writers (byte-identical to the local engine's). `report` and `clean` apply the phrases in
+Ray tasks too (ray.apply); `clean` reads the inputs a second time on the driver to write every
+record back, as the local command does. `--address` joins a running cluster; without it a local
+one is started with the cores of this machine."""
 
 from __future__ import annotations
 
@@ -42,8 +44,91 @@ def run_phrases(args: argparse.Namespace, write_outputs) -> int:
     from corpus_miner.ray.documents import input_blocks, one_line_errors
 
     with one_line_errors():
-        blocks = input_blocks(args.inputs, args.text_field, args.id_field, args.skip_bad,
-                              current_storage_options())
-        miner = RayBloomSpan(sigma=args.sigma, min_length=args.min_length).fit(blocks)
+        read = input_blocks(args.inputs, args.text_field, args.id_field, args.skip_bad,
+                            current_storage_options())
+        miner = RayBloomSpan(sigma=args.sigma, min_length=args.min_length).fit(read.refs)
+    _note_reading(args, read, miner)
     write_outputs(args, miner.phrases_, miner.stats_)
     return 0
+
+
+def _mined(args: argparse.Namespace, group_by=None):
+    """(the blocks read, RayBloomSpan fitted on them) for report and clean."""
+    from corpus_miner.cli.engine import refuse_whole_lines
+    from corpus_miner.io.storage import current_storage_options
+    from corpus_miner.phrases.params import PhraseParams
+
+    _refuse(args, "--phrases", "--allow", "--keep-first", "--templates", "--slots")
+    refuse_whole_lines(args)
+    PhraseParams(sigma=args.sigma, min_length=args.min_length)
+    _connect(args)
+    from corpus_miner.ray import RayBloomSpan
+    from corpus_miner.ray.documents import input_blocks
+
+    read = input_blocks(args.inputs, args.text_field, args.id_field, args.skip_bad,
+                        current_storage_options(), group_by)
+    miner = RayBloomSpan(sigma=args.sigma, min_length=args.min_length).fit(read.refs)
+    _note_reading(args, read, miner)
+    return read, miner
+
+
+def run_report(args: argparse.Namespace, write_outputs) -> int:
+    """write_outputs: the report command's writer (cli/report imports this module)."""
+    from corpus_miner.coverage.report import parse_group_by
+
+    group_by = parse_group_by(args.group_by)
+    with _errors():
+        read, miner = _mined(args, group_by)
+        from corpus_miner.ray.apply import documents_report
+
+        report = documents_report(read.refs, miner.phrases_, args.sigma, args.min_length,
+                                  top=args.top, examples=args.examples,
+                                  template_share=args.template_share, group_by=args.group_by,
+                                  title=args.title, inputs=args.inputs)
+    write_outputs(args, report)
+    return 0
+
+
+def run_clean(args: argparse.Namespace, finish) -> int:
+    """finish: the clean command's --json and summary line (cli/report imports this module)."""
+    from corpus_miner.cli.common import shard_plan
+    from corpus_miner.coverage.clean import CleanParams
+
+    CleanParams(args.mode, False, (), args.drop_above, args.mask_text).validate()
+    with _errors():
+        read, miner = _mined(args)
+        from corpus_miner.ray.apply import inputs_cleaner
+
+        cleaner, share = inputs_cleaner(read.refs, miner.phrases_, args.min_length,
+                                        mode=args.mode, mask_text=args.mask_text,
+                                        drop_above=args.drop_above)
+    stats = cleaner.write(args.inputs, args.output, text_field=args.text_field,
+                          id_field=args.id_field, skip_bad=args.skip_bad,
+                          shards=shard_plan(args))
+    finish(args, stats, share)
+    return 0
+
+
+def _errors():
+    from corpus_miner.ray.documents import one_line_errors
+
+    return one_line_errors()
+
+
+def _refuse(args: argparse.Namespace, *options: str) -> None:
+    for option in options:
+        value = getattr(args, option.lstrip("-").replace("-", "_"), None)
+        if value not in (None, False, (), []):
+            raise ParameterError(f"{option} is not available with --engine ray yet; run it "
+                                 "with the local engine")
+
+
+def _note_reading(args: argparse.Namespace, read, miner) -> None:
+    """What the workers' readers tolerated (printed after the run, as the local engine does),
+    and the local miner's note when no phrase can be frequent."""
+    from corpus_miner.cli.common import note_read_stats
+
+    note_read_stats(args, read.stats)
+    if miner.stats_.get("note") is None and args.sigma > read.stats.documents:
+        miner.stats_["note"] = (f"sigma={args.sigma} exceeds the {read.stats.documents} "
+                                "documents: no phrase can be frequent")

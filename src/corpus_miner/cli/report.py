@@ -65,7 +65,7 @@ def register(subparsers) -> None:
                         "template (0.9)")
     report.add_argument("--title", default="Repeated text report", type=text_argument,
                         help="title of the HTML page")
-    add_engine_arguments(report)
+    add_engine_arguments(report, ray=True)
     report.set_defaults(handler=run_report, extra_inputs=("phrases", "templates"), outputs=(
         Output("output", "-o", suffixes=(".html", ".htm"),
                hint="the report is HTML; name it .html (use --json for the figures)"),
@@ -94,7 +94,7 @@ def register(subparsers) -> None:
                        "SHARE (0..1)")
     clean.add_argument("--json", default=None, metavar="FILE",
                        help="write the cleaning figures as JSON ('-' for stdout)")
-    add_engine_arguments(clean)
+    add_engine_arguments(clean, ray=True)
     clean.set_defaults(handler=run_clean, extra_inputs=("phrases", "allow", "templates"), outputs=(
         Output("output", "-o", suffixes=OUTPUT_SUFFIXES, stdout=True, shardable=True,
                hint=f"use one of {', '.join(OUTPUT_SUFFIXES)}, or - for JSONL on stdout"),
@@ -179,6 +179,10 @@ def run_report(args) -> int:
     _check_parameters(args)
     if on_spark(args):
         return _report_on_spark(args)
+    if args.engine == "ray":
+        from corpus_miner.cli.ray_engine import run_report as run_on_ray
+
+        return run_on_ray(args, write_report_outputs)
     parse_group_by(args.group_by)
     again = _original_inputs(args) and rereadable(args.inputs)
     if args.group_by and not again:
@@ -232,6 +236,10 @@ def run_clean(args) -> int:
     _check_parameters(args)
     if on_spark(args):
         return _clean_on_spark(args)
+    if args.engine == "ray":
+        from corpus_miner.cli.ray_engine import run_clean as run_on_ray
+
+        return run_on_ray(args, finish_clean)
     allow = tuple(read_phrase_texts(args.allow)) if args.allow else ()
     params = CleanParams(args.mode, args.keep_first, allow, args.drop_above, args.mask_text)
     params.validate()
@@ -311,7 +319,7 @@ def _clean_on_spark(args: argparse.Namespace) -> int:
     CleanParams(args.mode, False, (), args.drop_above, args.mask_text).validate()
     spark = engine.spark_session(args)
     with documents.one_line_errors():
-        docs = engine.spark_documents(spark, args)
+        docs = engine.spark_documents(spark, args, digested=True)
         miner = engine.spark_mined(args, docs)
         engine.note_reading(args, docs, miner)
         cleaner, share = inputs_cleaner(docs, miner.table_, args.min_length, mode=args.mode,

@@ -11,8 +11,8 @@ any number of blocks, and a retried task recomputes the same blobs.
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -28,6 +28,7 @@ from corpus_miner.phrases.result import PhraseTable
 ray = require("ray", "ray", "the Ray engine")
 
 from corpus_miner.ray import tasks  # noqa: E402
+from corpus_miner.ray.documents import one_line_errors  # noqa: E402
 
 
 class RayBloomSpan(Estimator):
@@ -81,44 +82,236 @@ class RayBloomSpan(Estimator):
         return Plan(params.sigma, params.min_length, int(self.window_cap), int(buckets),
                     int(self.salt_threshold), 64)
 
-    def fit(self, data, text_col: str = "text") -> RayBloomSpan:
-        """Mine `data`: a ray.data.Dataset with a string column `text_col` (a block is a
-        partition; a null text is an empty document), a sequence of pyarrow string arrays (one
-        partition each), or of object refs of Arrow tables with a `text_col` column."""
-        if not ray.is_initialized():
-            ray.init()
+    def fit(self, data, text_col: str = "text", id_col: str | None = "id") -> RayBloomSpan:
+        """Mine `data`.
+
+        Parameters
+        ----------
+        data : documents
+            A ray.data.Dataset with a string column `text_col` (a block is a partition; a null
+            text is an empty document); a list of pyarrow string arrays (one partition each) or
+            of object refs of Arrow tables with a `text_col` column; or any kind the local
+            BloomSpan.fit accepts but a TokenCorpus (corpus_miner.sources): paths are read in
+            the workers by corpus-miner's readers, Arrow data and texts are put in the object
+            store.
+        text_col, id_col : str
+            The column (field) of the text and of the id (None: no id); their defaults for
+            coverage, report and clean.
+
+        Returns
+        -------
+        RayBloomSpan
+            self, with phrases_ and stats_ set.
+        """
+        _started()
         plan = self._plan()
         started = time.perf_counter()
-        blocks = _block_refs(data, text_col)
-        table, stats = _mine(blocks, text_col, plan, float(self.filter_fp))
+        with one_line_errors():
+            blocks, column, _ = _blocks(data, text_col, id_col, "RayBloomSpan.fit")
+            table, stats = _mine(blocks, column, plan, float(self.filter_fp))
         stats.update(algorithm="ray-bloomspan", sigma=plan.sigma, min_length=plan.min_length,
                      blocks=len(blocks), buckets=plan.buckets,
                      seconds_total=time.perf_counter() - started)
+        self.text_col_, self.id_col_ = text_col, id_col
         self.phrases_: PhraseTable = table
         self.stats_: dict = stats
         return self
 
+    def coverage(self, data, text_col: str | None = None, id_col: str | None = None):
+        """Per document (order kept): id_col (if any), tokens, tokens_covered and junk_spans
+        (the [start, end) character spans of its covered token runs), as Coverage computes them.
 
-def _block_refs(data, text_col: str) -> list:
-    """Object refs of Arrow tables (one per partition)."""
+        Parameters
+        ----------
+        data : documents
+            As in fit; need not be the documents the phrases were mined on.
+        text_col, id_col : str, optional
+            Default: the ones given to fit.
+
+        Returns
+        -------
+        ray.data.Dataset
+            One block per input block (materialized in the object store).
+        """
+        from corpus_miner.ray.apply import coverage_block, ship
+
+        self.check_is_fitted()
+        text_col, id_col = text_col or self.text_col_, id_col or self.id_col_
+        with one_line_errors():
+            blocks, column, ids = _blocks(data, text_col, id_col, "RayBloomSpan.coverage",
+                                          keep_ids=True)
+            shipped = ship(self.phrases_, self.min_length)
+            firsts: list = [None] * len(blocks)
+            if _paths(data) is not None:  # document blocks: rows without an id are numbered
+                from corpus_miner.ray.documents import block_offsets
+
+                firsts = [int(x) for x in block_offsets(blocks)[:-1]]
+            refs = [coverage_block.remote(b, shipped, column, ids, first, id_col)
+                    for b, first in zip(blocks, firsts, strict=True)]
+            ray.wait(refs, num_returns=len(refs), fetch_local=False)
+        return ray.data.from_arrow_refs(refs)
+
+    def report(self, data, text_col: str | None = None, id_col: str | None = None, *,
+               top: int = 25, examples: int = 3, template_share: float = 0.9,
+               group_by: str | None = None, title: str = "Repeated text report"):
+        """The coverage report of `data`: the local BloomSpan.report's CoverageReport (same
+        JSON and HTML), its figures computed in Ray tasks.
+
+        Parameters
+        ----------
+        data : documents
+            As in fit; documents keep their order (block by block).
+        text_col, id_col : str, optional
+            Default: the ones given to fit.
+        top, examples, template_share, group_by, title
+            As in BloomSpan.report; group_by names a column (field), FIELD:host its URL hosts.
+
+        Returns
+        -------
+        CoverageReport
+        """
+        from corpus_miner.coverage.report import parse_group_by
+        from corpus_miner.ray.apply import documents_report
+        from corpus_miner.ray.documents import shaped_blocks
+
+        self.check_is_fitted()
+        text_col, id_col = text_col or self.text_col_, id_col or self.id_col_
+        group = parse_group_by(group_by)
+        with one_line_errors():
+            blocks, column, ids = _blocks(data, text_col, id_col, "RayBloomSpan.report",
+                                          group_by=group, keep_ids=True)
+            inputs = _paths(data)
+            if inputs is None:
+                blocks = shaped_blocks(blocks, column, ids, group)
+            return documents_report(blocks, self.phrases_, self.sigma, self.min_length,
+                                    top=top, examples=examples, template_share=template_share,
+                                    group_by=group_by, title=title, inputs=inputs or ())
+
+    def clean(self, data, mode: str = "remove", text_col: str | None = None,
+              mask_text: str | None = None, output=None):
+        """`data` with covered text removed ("remove"), replaced by mask_text ("mask") or
+        annotated (junk_spans and junk_share columns added, "annotate"); every input column
+        kept.
+
+        Parameters
+        ----------
+        data : documents
+            As in fit.
+        mode : {"remove", "mask", "annotate"}
+        text_col : str, optional
+            Default: the one given to fit.
+        mask_text : str, optional
+            The replacement in mask mode (default "[…]").
+        output : str or path, optional
+            Write the cleaned records there (.jsonl, .jsonl.gz, .parquet, a URL) through the
+            local writers, atomically, and return the cleaning figures.
+
+        Returns
+        -------
+        ray.data.Dataset, pyarrow.Table or dict
+            The cleaned blocks as a Dataset (of input files: a Table of their records, every
+            field kept, as the `clean` command writes them); with `output`, the figures.
+        """
+        from corpus_miner.ray.apply import check_mode, clean_block, ship
+
+        self.check_is_fitted()
+        text_col = text_col or self.text_col_
+        filled = check_mode(mode, mask_text)
+        if _paths(data) is not None:
+            return self._clean_inputs(data, mode, filled, output)
+        with one_line_errors():
+            blocks, column, _ = _blocks(data, text_col, None, "RayBloomSpan.clean")
+            shipped = ship(self.phrases_, self.min_length)
+            refs = [clean_block.remote(b, shipped, column, mode, filled) for b in blocks]
+            ray.wait(refs, num_returns=len(refs), fetch_local=False)
+        if output is None:
+            return ray.data.from_arrow_refs(refs)
+        from corpus_miner.io.writers import write_records
+
+        tables = ray.get(refs)
+        written = write_records(tables, output)
+        return {"mode": mode, "documents": sum(t.num_rows for t in tables),
+                "documents_written": int(written)}
+
+    def _clean_inputs(self, data, mode: str, mask_text: str, output):
+        """Input files cleaned as `clean --engine ray` cleans them: covered runs found in Ray
+        tasks, every record (all its fields) rewritten on the driver by the Cleaner."""
+        from corpus_miner.ray.apply import inputs_cleaner
+        from corpus_miner.sources import documents
+
+        source = documents(data, text_col=self.text_col_, id_col=self.id_col_ or "id",
+                           where="RayBloomSpan.clean")
+        with one_line_errors():
+            blocks, _, _ = _blocks(data, self.text_col_, self.id_col_, "RayBloomSpan.clean")
+            cleaner, share = inputs_cleaner(blocks, self.phrases_, self.min_length, mode=mode,
+                                            mask_text=mask_text)
+        if output is None:
+            parts = list(cleaner.transform(source.batches(), source.text_col))
+            return pa.concat_tables(parts) if parts else pa.table({source.text_col: []})
+        stats = cleaner.write(source.paths, output, text_field=source.text_col,
+                              id_field=source.id_col)
+        stats["coverage"] = share
+        return stats
+
+
+def _started() -> None:
+    if not ray.is_initialized():
+        ray.init()
+
+
+def _paths(data) -> list[str] | None:
+    """The input paths of `data` when it names files (corpus_miner.sources), else None."""
+    if isinstance(data, (str, os.PathLike)) or (
+            isinstance(data, (list, tuple)) and data
+            and all(isinstance(p, os.PathLike) for p in data)):
+        from corpus_miner.sources import documents
+
+        source = documents(data, where="RayBloomSpan")
+        if source.kind == "paths":
+            return [str(p) for p in source.paths or ()]
+    return None
+
+
+def _blocks(data, text_col: str, id_col: str | None, where: str,
+            group_by: tuple[str, bool] | None = None, keep_ids: bool = False
+            ) -> tuple[list, str, str | None]:
+    """(object refs of Arrow tables, one per partition; their text column; their id column or
+    None). Paths are read in the workers into document blocks (ray.documents)."""
     if isinstance(data, ray.data.Dataset):
-        if text_col not in data.columns():
-            raise InputError(f"RayBloomSpan.fit: no column {text_col!r} (columns: "
-                             f"{', '.join(data.columns())})")
-        return list(data.to_arrow_refs())
-    if isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
-        refs = []
-        for part in data:
-            if isinstance(part, ray.ObjectRef):  # a block already in the object store
-                refs.append(part)
-                continue
-            if not isinstance(part, (pa.Array, pa.ChunkedArray)):
-                raise InputError("RayBloomSpan.fit takes a ray.data.Dataset or a list of "
-                                 f"pyarrow string arrays, got a list of {type(part).__name__}")
-            refs.append(ray.put(pa.table({text_col: part})))
-        return refs
-    raise InputError("RayBloomSpan.fit takes a ray.data.Dataset or a list of pyarrow string "
-                     f"arrays, got {type(data).__name__}")
+        columns = data.columns()
+        if text_col not in columns:
+            raise InputError(f"{where}: no column {text_col!r} (columns: {', '.join(columns)})")
+        return list(data.to_arrow_refs()), text_col, \
+            id_col if keep_ids and id_col in columns else None
+    if isinstance(data, (list, tuple)) and data and all(
+            isinstance(p, (ray.ObjectRef, pa.Array, pa.ChunkedArray)) for p in data):
+        refs = [p if isinstance(p, ray.ObjectRef) else ray.put(pa.table({text_col: p}))
+                for p in data]  # an object ref: a block already in the object store
+        return refs, text_col, None
+    if isinstance(data, (list, tuple)) and data and any(
+            isinstance(p, (ray.ObjectRef, pa.Array, pa.ChunkedArray)) for p in data):
+        raise InputError(f"{where} takes a list of pyarrow string arrays or of object refs, "
+                         "not a mix with other values")
+    from corpus_miner.sources import documents
+
+    source = documents(data, text_col=text_col, id_col=id_col or "id", where=where)
+    if source.kind == "corpus":
+        raise InputError(f"{where}: a TokenCorpus keeps no text for Ray to read; pass the "
+                         "documents (a ray.data.Dataset, paths, Arrow data or texts)")
+    if source.kind == "paths":
+        from corpus_miner.io.storage import current_storage_options
+        from corpus_miner.ray.documents import input_blocks
+
+        read = input_blocks(source.paths, source.text_col, source.id_col, False,
+                            current_storage_options(), group_by)
+        return read.refs, "text", "id"
+    table = source.held().table
+    assert table is not None  # Arrow data, or texts as a table
+    if text_col not in table.column_names:
+        raise InputError(f"{where}: no column {text_col!r} (columns: "
+                         f"{', '.join(table.column_names)})")
+    return [ray.put(table)], text_col, \
+        id_col if keep_ids and id_col in table.column_names else None
 
 
 def _mine(blocks: list, text_col: str, plan: Plan, filter_fp: float

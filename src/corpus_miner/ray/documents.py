@@ -1,37 +1,76 @@
 """Input files as Ray blocks, read in the workers by corpus-miner's own reader: one streaming
-task per input (file, folder, glob or URL as given) yields one Arrow table of texts per reader
-batch, so texts and bad-input handling are the local engine's and the driver reads nothing."""
+task per input (file, folder, glob or URL as given) yields one Arrow table per reader batch, so
+texts, ids and bad-input handling are the local engine's and the driver reads no text.
+
+A block is a table of DOCUMENT_COLUMNS: `id` (null where the local engine numbers the record:
+the driver knows the global row numbers once the blocks' sizes are in), `text` (never null) and
+`grp` (the --group-by value by the report's rule, null when the record has no such field). The
+blocks are in input order, so a document's global index is its block's offset plus its row.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import ray
 
 from corpus_miner.errors import CorpusMinerError, InputError
-from corpus_miner.io.readers import STDIN
+from corpus_miner.io.readers import STDIN, ReadStats
+
+DOCUMENT_COLUMNS = ("id", "text", "grp")
+
+
+def document_rows(batch, id_field: str, group_by: tuple[str, bool] | None) -> pa.Table:
+    """A DocumentBatch as a block (module docstring)."""
+    from corpus_miner.coverage.report import _group_values  # the report's own rule
+
+    n = len(batch)
+    records = batch.records
+    ids = pa.nulls(n, pa.string())
+    if id_field in records.column_names:  # records without an id are numbered on the driver
+        ids = pc.if_else(pc.is_null(records.column(id_field).combine_chunks()),
+                         pa.nulls(n, pa.string()), batch.ids.cast(pa.string()))
+    group = pa.nulls(n, pa.string())
+    if group_by is not None and group_by[0] in records.column_names:
+        group = pa.array(_group_values(records, *group_by), pa.string())
+    return pa.table({"id": ids, "text": batch.texts.cast(pa.string()), "grp": group})
 
 
 @ray.remote(num_returns="streaming")
-def _read_input(item: str, text_field: str, id_field: str, skip_bad: bool, storage):
-    import pyarrow as pa
-
+def _read_input(item: str, text_field: str, id_field: str, skip_bad: bool, storage,
+                group_by):
+    """The blocks of one input, then (last) what its reader tolerated (ReadStats.as_dict)."""
     from corpus_miner.io import read_documents
     from corpus_miner.io.storage import using_storage_options
 
+    stats = ReadStats()
     with using_storage_options(storage):
         for batch in read_documents([item], text_field=text_field, id_field=id_field,
-                                    skip_bad=skip_bad):
-            yield pa.table({"text": batch.texts})
+                                    skip_bad=skip_bad, stats=stats):
+            yield document_rows(batch, id_field, group_by)
+    yield stats.as_dict()
+
+
+@dataclass
+class InputBlocks:
+    """Object refs of the blocks of some inputs, in input order, and what their readers
+    tolerated (summed over the inputs)."""
+
+    refs: list
+    stats: ReadStats
 
 
 def input_blocks(inputs, text_field: str = "text", id_field: str = "id",
-                 skip_bad: bool = False, storage=None) -> list:
-    """Object refs of Arrow tables (a `text` column) of the documents of `inputs`, read by Ray
-    tasks; a reader's error (missing file, malformed line) surfaces where a task uses the
-    block (see one_line_errors)."""
+                 skip_bad: bool = False, storage=None,
+                 group_by: tuple[str, bool] | None = None) -> InputBlocks:
+    """The documents of `inputs` as blocks read by Ray tasks. A reader's error (missing file,
+    malformed line) is raised here (see one_line_errors)."""
     from corpus_miner.corpus import is_saved_corpus
 
     for item in inputs:
@@ -41,9 +80,50 @@ def input_blocks(inputs, text_field: str = "text", id_field: str = "id",
         if is_saved_corpus(item):
             raise InputError(f"{item}: --engine ray reads documents (JSONL, Parquet, text "
                              "folders), not a saved corpus folder; use the local engine")
-    streams: list[Any] = [_read_input.remote(str(item), text_field, id_field, skip_bad, storage)
-               for item in inputs]
-    return [ref for stream in streams for ref in stream]  # refs only: no text on the driver
+    streams: list[Any] = [_read_input.remote(str(item), text_field, id_field, skip_bad,
+                                             storage, group_by) for item in inputs]
+    refs, stats = [], ReadStats()
+    for stream in streams:
+        found = list(stream)  # refs only: the texts stay in the object store
+        refs += found[:-1]
+        for name, value in ray.get(found[-1]).items():
+            setattr(stats, name, getattr(stats, name) + value)
+    return InputBlocks(refs, stats)
+
+
+@ray.remote
+def _shaped(table: pa.Table, text_col: str, id_col: str | None,
+            group_by: tuple[str, bool] | None) -> pa.Table:
+    from corpus_miner.coverage.report import _group_values
+
+    n = table.num_rows
+    texts = table.column(text_col).combine_chunks()
+    if pa.types.is_null(texts.type):
+        texts = texts.cast(pa.string())
+    ids = table.column(id_col).combine_chunks().cast(pa.string()) if id_col is not None \
+        else pa.nulls(n, pa.string())
+    group = pa.array(_group_values(table, *group_by), pa.string()) \
+        if group_by is not None and group_by[0] in table.column_names \
+        else pa.nulls(n, pa.string())
+    return pa.table({"id": ids, "text": pc.fill_null(texts, ""), "grp": group})
+
+
+def shaped_blocks(refs: list, text_col: str, id_col: str | None,
+                  group_by: tuple[str, bool] | None = None) -> list:
+    """Blocks of a Ray Dataset (or of Arrow tables) as document blocks: a null text is an empty
+    document; ids are the id column as text (None: the row numbers)."""
+    return [_shaped.remote(ref, text_col, id_col, group_by) for ref in refs]
+
+
+@ray.remote
+def _size(table: pa.Table) -> int:
+    return table.num_rows
+
+
+def block_offsets(refs: list) -> np.ndarray:
+    """The global index of every block's first document, and the total at the end."""
+    sizes = np.array(ray.get([_size.remote(ref) for ref in refs]), np.int64)
+    return np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
 
 
 @contextmanager
