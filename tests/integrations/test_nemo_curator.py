@@ -96,9 +96,10 @@ def test_clean_phrases_stage_refuses_a_batch_without_its_column(corpus):
 
 
 def near_duplicates(root: Path) -> list[Path]:
+    """Two files; the second re-posts copies of the first's pages (ids unique over both)."""
+    reposts = [dict(r, id="again-" + r["id"]) for r in pages(3, 20, 9, blanks=False)[20:]]
     return [write_jsonl(root / "in" / f"{k}.jsonl", rows) for k, rows in enumerate((
-        pages(3, 20, 5, blanks=False),
-        pages(3, 20, 9, blanks=False)[20:] + pages(4, 10, 2, blanks=False)))]
+        pages(3, 20, 5, blanks=False), reposts + pages(4, 10, 2, blanks=False)))]
 
 
 def in_id_order(signed: list[dict]) -> list[dict]:
