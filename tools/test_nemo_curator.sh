@@ -13,4 +13,4 @@ fi
 export SPARK_LOCAL_IP=127.0.0.1
 # Curator's RayClient starts `ray` from PATH: the venv's own
 PATH="$(readlink -f "$VENV")/bin:$PATH" "$VENV/bin/python" -m pytest -q \
-    tests/integrations/test_nemo_curator.py "${@:2}"
+    tests/integrations/test_nemo_curator.py tests/integrations/test_nemo_curator_extra.py "${@:2}"

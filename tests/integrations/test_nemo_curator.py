@@ -13,23 +13,8 @@ from pathlib import Path
 import pytest
 
 from corpus_miner.cli import main
-from corpus_miner.errors import InputError, MissingExtraError, ParameterError
-from tests.helpers import run_python
+from corpus_miner.errors import InputError, ParameterError
 from tests.integrations.corpora import pages, read_jsonl, write_jsonl
-
-
-def test_a_missing_nemo_curator_names_the_extra():
-    out = run_python("""
-        import sys
-        sys.modules["nemo_curator"] = None  # as if it were not installed
-        try:
-            import corpus_miner.integrations.nemo_curator
-        except Exception as exc:
-            print(type(exc).__name__, exc)
-    """)
-    assert "MissingExtraError" in out and 'pip install "corpus-miner[nemo]"' in out
-    assert issubclass(MissingExtraError, ImportError)
-
 
 nemo = pytest.importorskip("nemo_curator")
 
