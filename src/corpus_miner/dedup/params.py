@@ -116,3 +116,13 @@ class LSHBloomParams:
                 "shingle_kind": self.shingle_kind, "seed": self.seed,
                 "max_shingles": self.max_shingles, "sketch": self.sketch,
                 "bands": bands, "rows": rows}
+
+
+def refuse_other_params(wanted: dict, saved: dict, where: str, made: str, hint: str) -> None:
+    """ParameterError when the parameters `saved` with an index or signatures (`made`: "the
+    saved index was built", "the signatures were made") differ from `wanted` in anything but
+    expected_items (which only sizes a new filter), naming each saved value."""
+    differ = sorted(k for k in wanted if k != "expected_items" and wanted[k] != saved.get(k))
+    if differ:
+        raise ParameterError(f"{where}: {made} with "
+                             + ", ".join(f"{k}={saved.get(k)!r}" for k in differ) + f"; {hint}")

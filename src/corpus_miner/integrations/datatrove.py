@@ -42,6 +42,7 @@ from datatrove.utils.batching import batched  # noqa: E402
 
 from corpus_miner.coverage.clean import DEFAULT_MASK  # noqa: E402
 from corpus_miner.coverage.phrase_cleaner import PhraseCleaner  # noqa: E402
+from corpus_miner.dedup.params import refuse_other_params  # noqa: E402
 from corpus_miner.errors import InputError, ParameterError  # noqa: E402
 
 __all__ = ["CleanPhrases", "LSHBloomFilter", "LSHBloomMerge", "LSHBloomRemove",
@@ -179,11 +180,8 @@ class LSHBloomFilter(BaseFilter):
                 shutil.rmtree(workdir, ignore_errors=True)
         wanted = fresh.params.validated().to_dict()
         saved = model.params_.to_dict()
-        differ = sorted(k for k in wanted if k != "expected_items" and wanted[k] != saved.get(k))
-        if differ:
-            raise ParameterError(f"{self.index.path}: the saved index was built with "
-                                 + ", ".join(f"{k}={saved.get(k)!r}" for k in differ)
-                                 + "; pass the same parameters or use another index folder")
+        refuse_other_params(wanted, saved, self.index.path, "the saved index was built",
+                            "pass the same parameters or use another index folder")
         return model
 
     def _save(self) -> None:

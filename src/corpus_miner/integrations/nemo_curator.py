@@ -44,6 +44,7 @@ from nemo_curator.tasks import DocumentBatch  # noqa: E402
 
 from corpus_miner.coverage.clean import DEFAULT_MASK  # noqa: E402
 from corpus_miner.coverage.phrase_cleaner import PhraseCleaner  # noqa: E402
+from corpus_miner.dedup.params import refuse_other_params  # noqa: E402
 from corpus_miner.errors import InputError, ParameterError  # noqa: E402
 
 __all__ = ["CleanPhrasesStage", "LSHBloomSignaturesStage", "identify_duplicates",
@@ -244,11 +245,8 @@ def identify_duplicates(signatures_path: str, output_path: str, index: str | Non
                          "LSHBloomSignaturesStage first")
     with fs.open(params_file, "r") as f:
         signed = json.load(f)
-    differ = sorted(k for k in wanted if k != "expected_items" and wanted[k] != signed.get(k))
-    if differ:
-        raise ParameterError(f"{signatures_path}: the signatures were made with "
-                             + ", ".join(f"{k}={signed.get(k)!r}" for k in differ)
-                             + "; pass the same parameters")
+    refuse_other_params(wanted, signed, signatures_path, "the signatures were made",
+                        "pass the same parameters")
     files = sorted(p for p in fs.find(root) if p.endswith(".parquet"))
     tables = []
     for path in files:
@@ -274,12 +272,8 @@ def identify_duplicates(signatures_path: str, output_path: str, index: str | Non
 
     if index is not None and _index_exists(index):
         model = LSHBloom.load(index)
-        saved = model.params_.to_dict()
-        differ = sorted(k for k in wanted if k != "expected_items" and wanted[k] != saved.get(k))
-        if differ:
-            raise ParameterError(f"{index}: the saved index was built with "
-                                 + ", ".join(f"{k}={saved.get(k)!r}" for k in differ)
-                                 + "; pass the same parameters or use another index folder")
+        refuse_other_params(wanted, model.params_.to_dict(), index, "the saved index was built",
+                            "pass the same parameters or use another index folder")
     result = model._deduplicate_keys(keys, ids.to_pylist(), update=True)
     duplicates = ids.filter(pa.array(result.is_duplicate))
     out_fs, out_root = _filesystem(output_path, storage_options)
