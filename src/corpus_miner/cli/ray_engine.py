@@ -1,9 +1,10 @@
-"""`--engine ray` for `phrases`, `report` and `clean`: the inputs read by Ray tasks with
+"""`--engine ray` for `phrases`, `report`, `clean` and `dedup`: the inputs read by Ray tasks with
 corpus-miner's reader, mined by RayBloomSpan, and every output written by the driver with the
 local writers (byte-identical to the local engine's). `report` and `clean` apply the phrases in
 Ray tasks too (ray.apply); `clean` reads the inputs a second time on the driver to write every
 record back, as the local command does. `--address` joins a running cluster; without it a local
-one is started with the cores of this machine."""
+one is started with the cores of this machine. `dedup` computes the band keys in Ray tasks
+(ray.dedup) and decides with the local LSHBloom on the driver."""
 
 from __future__ import annotations
 
@@ -106,6 +107,60 @@ def run_clean(args: argparse.Namespace, finish) -> int:
                           id_field=args.id_field, skip_bad=args.skip_bad,
                           shards=shard_plan(args))
     finish(args, stats, share)
+    return 0
+
+
+def run_dedup(args: argparse.Namespace) -> int:
+    """dedup: band keys in Ray tasks, the flags by the local LSHBloom on the driver, the records
+    written from a second read of the inputs on the driver (refused if their texts changed)."""
+    import sys
+    import time
+
+    from corpus_miner.cli.common import shard_plan
+    from corpus_miner.cli.dedup import _growth_note
+    from corpus_miner.cli.dedup_common import _model, _read, _selection
+    from corpus_miner.io import ReadStats, write_records
+    from corpus_miner.io.digest import checked_reread
+    from corpus_miner.io.storage import current_storage_options
+
+    started = time.perf_counter()
+    model = _model(args)
+    params = model.params.validated()
+    if getattr(args, "against", None):
+        raise ParameterError("--against runs on the local engine (leave out --engine ray)")
+    if params.mode != "lshbloom" or args.expected_items is not None:
+        raise ParameterError("--engine ray deduplicates in mode lshbloom with the filter sized "
+                             "by the input (no --expected-items) only, yet; run it with the "
+                             "local engine")
+    _connect(args)
+    from corpus_miner.ray.dedup import band_keys
+    from corpus_miner.ray.documents import input_blocks
+
+    with _errors():
+        read = input_blocks(args.inputs, args.text_field, args.id_field, args.skip_bad,
+                            current_storage_options())
+        keys, texts_read = band_keys(read.refs, params)
+    from corpus_miner.cli.common import note_read_stats
+
+    note_read_stats(args, read.stats)
+    answer = model.deduplicate_keys(keys)
+
+    def tables():
+        start = 0
+        for batch in checked_reread(_read(args, ReadStats(), "writing"), texts_read, "dedup"):
+            part = answer.part(start, start + len(batch))
+            start += len(batch)
+            yield _selection(batch, part, args.annotate)
+
+    written = write_records(tables(), args.output, shards=shard_plan(args, total_rows=len(keys)))
+    if args.save_index:
+        model.save(args.save_index)
+    _growth_note("dedup", model, args.expected_items)
+    duplicates = int(answer.is_duplicate.sum())
+    print(f"dedup: {duplicates:,} of {len(keys):,} documents are near-duplicates of an earlier "
+          f"one (similarity >= {model.threshold:g}, {model.mode_}, Ray); {written:,} written"
+          f"{' with is_duplicate' if args.annotate else ''} to {args.output} in "
+          f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
     return 0
 
 
