@@ -28,7 +28,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from clean_peers import CorpusMiner, Dataset, Tool, default_tools, parse_config  # noqa: E402
-from clean_quality import GroundTruth, explain, read_jsonl, read_removals, score  # noqa: E402
+from clean_quality import (  # noqa: E402
+    GroundTruth,
+    explain,
+    format_causes,
+    loss_causes,
+    read_jsonl,
+    read_removals,
+    score,
+)
 from csv_table import write_csv  # noqa: E402
 
 REPO = HERE.parent
@@ -218,7 +226,8 @@ def main(argv=None) -> int:
     parser.add_argument("--sigma", type=int, default=20)
     parser.add_argument("--work", type=Path, default=None, help="scratch folder (default temp)")
     parser.add_argument("--explain", default=None, metavar="TOOL",
-                        help="print random removed content and missed boilerplate of TOOL")
+                        help="print random removed content and missed boilerplate of TOOL, "
+                        "and its removed content by cause")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "clean_quality.csv")
     args = parser.parse_args(argv)
     tools = default_tools(args.corpus_miner) + [parse_config(c, args.corpus_miner)
@@ -256,6 +265,9 @@ def main(argv=None) -> int:
                 ran.add((tool.name, ds.name))
                 _save(args.out, rows, ran, kept)  # after every tool: a stopped run keeps rows
                 if args.explain == tool.name:
+                    print(f"\n{ds.name} / {tool.name}: removed content by cause")
+                    for line in format_causes(truth, loss_causes(truth, removals)):
+                        print("  " + line)
                     for name, examples in explain(truth, removals).items():
                         print(f"\n{ds.name} / {tool.name}: {name}")
                         for line in examples:

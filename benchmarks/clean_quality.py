@@ -27,6 +27,10 @@ the tool (a phrase, a template, or for tools without patterns the removed text o
 removed run, whitespace collapsed) whose occurrences overlap a scored character of one of the
 template's planted occurrences; averaged over the templates that the tool touched at all. One
 pattern per template is 1.0; exact phrase mining gives k+1 or more pieces for k slots.
+
+--by-template: recall per planted template id (the labels' fourth field; a per-site suffix
+":site12" / ":family3" is folded into one row), with the missed characters, commonest misses
+first; content rows ("title", "paragraph", ...) show the removed content characters.
 """
 from __future__ import annotations
 
@@ -220,6 +224,28 @@ def score(truth: GroundTruth, removals: dict[str, Removal]) -> dict:
     return result
 
 
+def by_template(truth: GroundTruth, removals: dict[str, Removal]) -> list[dict]:
+    """Per planted template id (per-site suffix folded): kind, scored chars, removed, recall,
+    missed (module docstring), the most missed boilerplate first, then content."""
+    rows: dict[tuple[str, str], list[int]] = {}
+    for doc in truth.documents:
+        removal = removals.get(doc.doc_id)
+        spans = [(0, len(doc.text))] if removal is None else removal.spans
+        cut = spans_mask(len(doc.text), spans) & (doc.kinds >= 0)
+        scored = doc.kinds >= 0
+        for start, end, kind, template in doc.spans:
+            name = str(template).split(":")[0] if template is not None else kind
+            row = rows.setdefault((kind, name), [0, 0])
+            row[0] += int(scored[start:end].sum())
+            row[1] += int(cut[start:end].sum())
+    out = [{"kind": kind, "template": name, "chars": chars, "removed": removed,
+            "recall": removed / chars if chars else float("nan"), "missed": chars - removed}
+           for (kind, name), (chars, removed) in rows.items()]
+    out.sort(key=lambda r: (r["kind"] == CONTENT, -(r["removed"] if r["kind"] == CONTENT
+                                                    else r["missed"]), r["template"]))
+    return out
+
+
 def _overlaps(doc: Document, patterns: list, per_template: dict[str, set]) -> None:
     """Add to per_template[t] every pattern overlapping a scored character of an occurrence
     of planted template t in `doc`."""
@@ -264,6 +290,68 @@ def explain(truth: GroundTruth, removals: dict[str, Removal], n: int = 10,
     return out
 
 
+LOSS_CAUSES = ("content repeated on more than sigma pages",
+               "content repeated on fewer than sigma pages", "run continuing boilerplate",
+               "whole content line", "start or end of a content line", "inside a content line")
+_ABOVE, _BELOW = "repeat_above_sigma", "repeat_below_sigma"  # planted_pages.py's confuser tags
+
+
+def loss_causes(truth: GroundTruth, removals: dict[str, Removal]) -> dict[str, int]:
+    """Removed content characters (scored ones) by cause, from the labels and the text alone.
+
+    A removed run is a maximal run of removed or unscored characters. Its content characters
+    count for: the planted confusers (content repeated on more / fewer than sigma pages) when
+    the run touches one; "run continuing boilerplate" when the run also removes boilerplate (a
+    phrase crossing from a boilerplate block into the content next to it); otherwise where the
+    run sits in its text line: the whole line, its start or end, or inside it."""
+    counts = dict.fromkeys(LOSS_CAUSES, 0)
+    for doc in truth.documents:
+        removal = removals.get(doc.doc_id)
+        spans = [(0, len(doc.text))] if removal is None else removal.spans
+        cut = spans_mask(len(doc.text), spans)
+        lost = cut & (doc.kinds == 0)
+        if not lost.any():
+            continue
+        tag = np.full(len(doc.text), "", dtype=object)
+        for start, end, kind, template in doc.spans:
+            if kind == CONTENT and template in (_ABOVE, _BELOW):
+                tag[start:end] = template
+        for run_start, run_end in _runs(cut | (doc.kinds == NOT_SCORED)):
+            here = lost[run_start:run_end]
+            n = int(here.sum())
+            if not n:
+                continue
+            tags = set(tag[run_start:run_end][here])
+            if _ABOVE in tags:
+                cause = LOSS_CAUSES[0]
+            elif _BELOW in tags:
+                cause = LOSS_CAUSES[1]
+            elif (cut[run_start:run_end] & (doc.kinds[run_start:run_end] > 0)).any():
+                cause = LOSS_CAUSES[2]
+            else:
+                first = run_start + int(np.argmax(here))
+                last = run_end - int(np.argmax(here[::-1]))
+                line_start = doc.text.rfind("\n", 0, first) + 1
+                line_end = doc.text.find("\n", last)
+                line_end = len(doc.text) if line_end < 0 else line_end
+                at_start = not (doc.kinds[line_start:first] >= 0).any()
+                at_end = not (doc.kinds[last:line_end] >= 0).any()
+                cause = LOSS_CAUSES[3 if at_start and at_end else 4 if at_start or at_end else 5]
+            counts[cause] += n
+    return counts
+
+
+def format_causes(truth: GroundTruth, counts: dict[str, int]) -> list[str]:
+    """One line per cause: characters, share of the content, share of the loss."""
+    content = sum(int((d.kinds == 0).sum()) for d in truth.documents)
+    lost = sum(counts.values())
+    lines = [f"removed content {lost:,} of {content:,} characters ({lost / max(1, content):.3%})"]
+    for cause, n in counts.items():
+        lines.append(f"{cause:42s} {n:10,d} {n / max(1, content):8.3%} of content "
+                     f"{n / max(1, lost):6.1%} of the loss")
+    return lines
+
+
 def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     edges = np.flatnonzero(np.diff(np.concatenate(([0], mask.astype(np.int8), [0]))))
     return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
@@ -295,18 +383,35 @@ def main(argv=None) -> int:
     output.add_argument("--removed", help="records with removed_spans")
     output.add_argument("--cleaned", help="records with the cleaned text")
     parser.add_argument("--json", default=None, help="write the metrics here ('-': stdout)")
+    parser.add_argument("--by-template", action="store_true",
+                        help="also score each planted template id (printed as a table, and "
+                        "under 'templates' in --json)")
     parser.add_argument("--explain", type=int, default=0, metavar="N",
                         help="also print N random removed content and missed boilerplate spans")
+    parser.add_argument("--causes", action="store_true",
+                        help="also print the removed content by cause (loss_causes)")
     args = parser.parse_args(argv)
     truth = GroundTruth.load(args.pages, args.labels)
     how = "annotated" if args.annotated else "removed" if args.removed else "cleaned"
     removals = read_removals(args.annotated or args.removed or args.cleaned, how, truth)
     result = score(truth, removals)
+    if args.by_template:
+        result["templates"] = by_template(truth, removals)
     text = json.dumps(result, indent=1)
     if args.json and args.json != "-":
         Path(args.json).write_text(text + "\n", encoding="utf-8")
     else:
         print(text)
+    if args.by_template:
+        print(f"\n{'kind':8} {'template':28} {'chars':>10} {'removed':>7} "
+              f"{'missed (content: lost)':>22}")
+        for row in result["templates"]:
+            wrong = row["removed"] if row["kind"] == CONTENT else row["missed"]
+            print(f"{row['kind']:8} {row['template'][:28]:28} {row['chars']:10,} "
+                  f"{row['recall']:7.3f} {wrong:22,}")
+
+    if args.causes:
+        print("\n" + "\n".join(format_causes(truth, loss_causes(truth, removals))))
     if args.explain:
         for name, examples in explain(truth, removals, args.explain).items():
             print(f"\n{name}:")

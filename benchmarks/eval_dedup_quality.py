@@ -168,11 +168,11 @@ def bloom_fp(args):
     exact = LSHBloom(mode="minhash_lsh", threshold=args.threshold, num_perm=args.num_perm)
     keep = exact.deduplicate(reference).keep
     reference_unique = [text for text, kept in zip(reference, keep) if kept]
-    unique = ~exact.transform(queries)
+    unique = ~exact.query(queries).is_duplicate
     for fp_prob in (0.2, 0.05, 0.01):
         bloom = LSHBloom(mode="lshbloom", threshold=args.threshold, num_perm=args.num_perm,
                          fp_prob=fp_prob).fit(reference_unique)
-        flagged = bloom.transform(queries)[unique]
+        flagged = bloom.query(queries).is_duplicate[unique]
         measured = float(flagged.mean())
         rows_out.append({"data": "real documents", "fp_prob": fp_prob, "bands": bloom.bands_,
                          "indexed_docs": len(reference_unique),

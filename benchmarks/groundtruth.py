@@ -15,7 +15,7 @@ import json
 
 import numpy as np
 
-from corpus_miner.dedup import LSHBloom
+from corpus_miner.dedup import LSHBloom, band_keys_for_texts
 from corpus_miner.dedup.shingles import shingle_batch
 
 from data_paths import corpus_file
@@ -124,7 +124,7 @@ def candidate_pairs(texts, extra_pairs=(), low_threshold=0.3, max_group=300):
     # a seed no evaluated method uses: candidates must not be selected by the signatures under test
     model = LSHBloom(mode="minhash_lsh", threshold=low_threshold, num_perm=256, sketch="minhash",
                      seed=987654321)
-    keys = model.band_keys(texts)
+    keys = band_keys_for_texts(texts, model.params.validated())
     pairs = set((min(i, j), max(i, j)) for i, j in extra_pairs if i != j)
     for band in range(keys.shape[1]):
         order = np.argsort(keys[:, band], kind="stable")

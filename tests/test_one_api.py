@@ -259,3 +259,36 @@ def test_clean_never_writes_over_its_input(data, miner, tmp_path):
     with pytest.raises(OutputError):
         miner.clean(copy, output=copy)
     assert copy.read_bytes() == data["path"].read_bytes()
+
+
+# The one LSHBloom API (issue 24): these names, the same on every engine
+LSHBLOOM_METHODS = {"fit", "partial_fit", "deduplicate", "query", "merge", "save", "load",
+                    "metadata", "to_state", "from_state", "get_params", "set_params",
+                    "is_fitted", "check_is_fitted"}
+
+
+def _public_methods(cls) -> set[str]:
+    return {name for name in dir(cls) if not name.startswith("_")
+            and callable(getattr(cls, name))}
+
+
+def test_lshbloom_has_one_method_per_job():
+    from corpus_miner import LSHBloom
+
+    assert _public_methods(LSHBloom) == LSHBLOOM_METHODS | {"is_new"}
+
+
+def test_spark_lshbloom_has_the_same_methods_with_the_same_arguments():
+    pytest.importorskip("pyspark")
+    import inspect
+
+    from corpus_miner import LSHBloom
+    from corpus_miner.spark import SparkLSHBloom
+
+    spark_only = {"to_local", "from_local", "unpersist"}
+    assert _public_methods(SparkLSHBloom) == LSHBLOOM_METHODS | spark_only
+    for name in ("query", "partial_fit"):
+        local = set(inspect.signature(getattr(LSHBloom, name)).parameters)
+        on_spark = set(inspect.signature(getattr(SparkLSHBloom, name)).parameters)
+        shared = {"update", "add", "return_band_keys"} & local
+        assert shared <= on_spark, (name, shared - on_spark)

@@ -7,7 +7,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clean_quality import GroundTruth, Removal, explain, read_removals, score
+from clean_quality import GroundTruth, Removal, by_template, explain, read_removals, score
 
 
 def _truth(pages):
@@ -34,6 +34,25 @@ def test_hand_made_page():
     assert math.isclose(result["content_loss"], 4 / content)
     # one pattern per removed run: the byline is touched by one pattern
     assert result["fragmentation"] == 1.0 and result["templates_touched"] == 1.0
+
+
+def test_by_template_folds_the_site_suffix_and_counts_scored_characters():
+    pages = [("a", "Home | A\n\nwords\n\nPage 2 of 9",
+              [[0, 10, "fixed", "header:site1"], [10, 17, "content", "p"],
+               [17, 28, "slots", "page_of"]]),
+             ("b", "Home | B\n\nmore\n\nPage 3 of 9",
+              [[0, 10, "fixed", "header:site2"], [10, 16, "content", "p"],
+               [16, 27, "slots", "page_of"]])]
+    truth = _truth(pages)
+    removals = {"a": Removal([(0, 10), (10, 12)]), "b": Removal([(0, 4), (16, 27)])}
+    rows = {(r["kind"], r["template"]): r for r in by_template(truth, removals)}
+    assert set(rows) == {("fixed", "header"), ("content", "p"), ("slots", "page_of")}
+    assert rows[("fixed", "header")]["chars"] == 10 and rows[("fixed", "header")]["removed"] == 9
+    assert rows[("content", "p")]["removed"] == 2  # "wo" of "words"
+    assert rows[("slots", "page_of")] == {"kind": "slots", "template": "page_of", "chars": 16,
+                                          "removed": 8, "recall": 0.5, "missed": 8}
+    order = [r["kind"] for r in by_template(truth, removals)]
+    assert order[-1] == "content"  # boilerplate rows first, most missed first
 
 
 def test_a_document_the_tool_dropped_counts_as_removed_entirely():
@@ -127,3 +146,58 @@ def test_a_cleaned_record_without_text_is_an_emptied_page(tmp_path):
     out.write_text(json.dumps({"id": "a"}) + "\n")  # datatrove leaves out an empty text
     result = score(truth, read_removals(out, "cleaned", truth))
     assert result["recall"] == 1.0 and result["content_loss"] == 1.0
+
+
+def test_loss_causes_on_a_hand_made_page():
+    from clean_quality import LOSS_CAUSES, loss_causes
+
+    parts = [("Home | Menu\n", "fixed", "header"), ("Uses of thing here.\n", "content", "title"),
+             ("Words of real content in a line.\n", "content", "p"),
+             ("A quote seen on many pages.\n", "content", "repeat_above_sigma"),
+             ("Alone line\n", "content", "p"), ("Footer text", "fixed", "footer")]
+    text, spans = "", []
+    for part, kind, tag in parts:
+        spans.append([len(text), len(text) + len(part), kind, tag])
+        text += part
+    truth = _truth([("a", text, spans)])
+
+    def at(word, n=None):
+        start = text.index(word)
+        return start, start + (len(word) if n is None else n)
+
+    cut = [(0, at("Uses of")[1]),  # the header and the start of the title: one run
+           at("of real"),          # inside a content line
+           at("line."),            # the end of a content line
+           at("quote seen"),       # inside the confuser paragraph
+           at("Alone line")]       # a whole line
+    counts = loss_causes(truth, {"a": Removal(cut)})
+    assert set(counts) == set(LOSS_CAUSES)
+    assert counts == {
+        "content repeated on more than sigma pages": len("quoteseen"),
+        "content repeated on fewer than sigma pages": 0,
+        "run continuing boilerplate": len("Usesof"),
+        "whole content line": len("Aloneline"),
+        "start or end of a content line": len("line"),
+        "inside a content line": len("ofreal")}
+    # every removed content character has exactly one cause
+    assert sum(counts.values()) == score(truth, {"a": Removal(cut)})["content_loss"] * sum(
+        len(p.replace(" ", "").replace(".", "").replace("\n", ""))
+        for p, kind, _ in parts if kind == "content")
+
+
+def test_edge_probe_covers_glued_sentences_only_at_a_sentence_break():
+    from probe_edge_phrases import edge_cover
+
+    glued = "Follow us on social media today."
+    texts = [f"Header\n\nSome content number {i} ends here. {glued}\n\n"
+             f"The words of the page {i} go on\nRead all about value {i} and more"
+             for i in range(3)]
+    phrases, covered = edge_cover(texts, sigma=3, min_edge=3, min_length=10)
+    assert ("end", ("follow", "us", "on", "social", "media", "today")) in phrases
+    for text, spans in zip(texts, covered):
+        assert [text[a:b] for a, b in spans] == [glued[:-1]]  # up to its last token
+    # "the words of" starts 3 paragraphs, but meets the rest at no sentence break
+    loose, _ = edge_cover(texts, sigma=3, min_edge=3, min_length=10, any_break=True)
+    assert ("end", ("go", "on")) not in loose  # shorter than min_edge
+    assert ("start", ("the", "words", "of")) in loose and ("start", ("the", "words", "of")) \
+        not in phrases

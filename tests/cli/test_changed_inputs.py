@@ -108,14 +108,7 @@ def test_local_engine_refuses_inputs_changed_between_its_reads(inputs, tmp_path,
     _refused(inputs, tmp_path, capsys, command, change, "local")
 
 
-@pytest.mark.parametrize(("command", "change"), [
-    ("dedup", "rewritten"),
-    # Known race (issue 22): in one full-suite run Spark clean wrote a rewritten input with exit
-    # 0, while it refuses when run alone; the texts digest is a separate Spark job after mining
-    # and may see the replaced file. Not strict, so that a pass stays a pass.
-    pytest.param("clean", "rewritten", marks=pytest.mark.xfail(
-        strict=False, reason="Spark clean's texts digest can read the replaced file")),
-])
+@pytest.mark.parametrize(("command", "change"), [("dedup", "rewritten"), ("clean", "rewritten")])
 def test_spark_engine_refuses_inputs_changed_between_its_reads(inputs, tmp_path, capsys,
                                                                command, change):
     pytest.importorskip("pyspark")

@@ -158,7 +158,7 @@ def test_dedup_save_index_is_queryable(tmp_path):
     assert main(["dedup", source, "-o", str(tmp_path / "o.jsonl"), "--save-index",
                  str(tmp_path / "idx")]) == 0
     model = LSHBloom.load(tmp_path / "idx")
-    assert model.n_documents_ == len(docs) and model.transform([docs[1]["text"]]).all()
+    assert model.n_documents_ == len(docs) and model.query([docs[1]["text"]]).is_duplicate.all()
 
 
 @pytest.mark.parametrize("argv,message", [
@@ -204,7 +204,7 @@ def test_too_small_expected_items_grows_the_filter_instead_of_removing_unique_do
                  "--num-perm", "64"]) == 0
     assert "grew to 4 layers" in capsys.readouterr().err
     index = LSHBloom.load(tmp_path / "idx")
-    assert index.n_documents_ == 2000 and index.transform([d["text"] for d in docs]).all()
+    assert index.n_documents_ == 2000 and index.query([d["text"] for d in docs]).is_duplicate.all()
     fresh = _write_jsonl(tmp_path / "new.jsonl", _unique_docs(500, seed=1))
     assert main(["index", "query", str(tmp_path / "idx"), fresh,
                  "-o", str(tmp_path / "q.jsonl")]) == 0

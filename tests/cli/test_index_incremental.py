@@ -76,14 +76,14 @@ def test_snapshots_added_one_by_one_equal_one_dedup_of_their_concatenation(
 @pytest.mark.parametrize("mode", ["lshbloom", "minhash_lsh"])
 @settings(max_examples=10, deadline=None)
 @given(cuts=st.lists(st.integers(0, len(DOCS)), min_size=1, max_size=5))
-def test_partial_deduplicate_equals_deduplicate_over_the_concatenation(mode, cuts):
+def test_deduplicate_update_equals_deduplicate_over_the_concatenation(mode, cuts):
     texts = [d["text"] for d in DOCS]
     ids = [d["id"] for d in DOCS]
     bounds = [0, *sorted(cuts), len(texts)]
     model = LSHBloom(num_perm=64, mode=mode, expected_items=8)
     flags, named = [], []
     for a, b in zip(bounds, bounds[1:]):
-        result = model.partial_deduplicate(texts[a:b], ids[a:b])
+        result = model.deduplicate(texts[a:b], ids[a:b], update=True)
         flags += result.is_duplicate.tolist()
         named += result.duplicate_of_id or [None] * (b - a)
     one = LSHBloom(num_perm=64, mode=mode, expected_items=8)
@@ -207,7 +207,7 @@ def test_dedup_against_indexes_drops_their_matches_too(tmp_path):
                      str(tmp_path / "plain.jsonl"), *extra]) == 0
         bench_model, other_model = (LSHBloom.load(tmp_path / n) for n in ("bench", "other"))
         texts = [d["text"] for d in DOCS]
-        against = bench_model.transform(texts) | other_model.transform(texts)
+        against = bench_model.query(texts).is_duplicate | other_model.query(texts).is_duplicate
         plain = np.array([d["is_duplicate"] for d in _read_jsonl(tmp_path / "plain.jsonl")])
         got = [d["is_duplicate"] for d in _read_jsonl(out)]
         assert got == (plain | against).tolist() and against[:10].all()
@@ -308,10 +308,10 @@ def test_adding_only_unique_documents_matches_a_plain_reference(mode, cuts):
     model = LSHBloom(num_perm=64, mode=mode, expected_items=8)
     flags, named = [], []
     for a, b in zip(bounds, bounds[1:]):
-        result = model.partial_deduplicate(texts[a:b], ids[a:b], add="unique")
+        result = model.deduplicate(texts[a:b], ids[a:b], add="unique", update=True)
         flags += result.is_duplicate.tolist()
         named += result.duplicate_of_id or [None] * (b - a)
-    expected, firsts = _unique_mode_reference(model.band_keys(texts))
+    expected, firsts = _unique_mode_reference(model._band_keys(texts))
     assert flags == expected and sum(flags) >= 6
     uniques = [t for t, dup in zip(texts, flags) if not dup]
     assert model.n_documents_ == len(uniques)

@@ -57,8 +57,7 @@ def _flags(lines, expected_items=None):
     if expected_items is None:
         return LSHBloom(num_perm=64).deduplicate(texts).is_duplicate.tolist()
     model = LSHBloom(num_perm=64, expected_items=expected_items)
-    return [flag for result in model.deduplicate_stream([(texts, None)])
-            for flag in result.is_duplicate.tolist()]
+    return model.deduplicate(texts, update=True).is_duplicate.tolist()
 
 
 def _expected(lines, flags, annotate, duplicate_of=None):
@@ -138,8 +137,8 @@ def test_index_query_writes_each_record_as_read(tmp_path):
         out = tmp_path / f"q{annotate}.jsonl"
         _run(["index", "query", str(tmp_path / "idx"), str(source), "-o", str(out)]
              + (["--annotate"] if annotate else []))
-        flags = LSHBloom.load(tmp_path / "idx").transform(
-            [json.loads(line.decode("utf-8", "replace")).get("text") or "" for line in LINES])
+        texts = [json.loads(line.decode("utf-8", "replace")).get("text") or "" for line in LINES]
+        flags = LSHBloom.load(tmp_path / "idx").query(texts).is_duplicate
         assert out.read_bytes() == _expected(LINES, flags, annotate)
 
 

@@ -181,5 +181,5 @@ def test_a_query_reads_only_the_pages_it_probes(tmp_path):
     del model
     loaded = LSHBloom.load(tmp_path / "big", mmap=True)
     assert isinstance(loaded.index_.layers[0].bits, np.memmap)
-    assert loaded.transform(TEXTS[:1]).tolist() == [True]
+    assert loaded.query(TEXTS[:1]).is_duplicate.tolist() == [True]
     assert _resident_bytes(layer) < size // 2

@@ -60,7 +60,7 @@ def test_aliases_and_params_dataclass():
 
 def test_not_fitted_errors():
     model = LSHBloom()
-    for call in (lambda: model.transform(["a"]), lambda: model.save("x"), model.metadata):
+    for call in (lambda: model.query(["a"]).is_duplicate, lambda: model.save("x"), model.metadata):
         with pytest.raises(NotFittedError, match="fit"):
             call()
 
@@ -72,7 +72,7 @@ def test_deduplicate_follows_the_rule_including_in_batch(mode, sketch):
     ids = [f"doc{i}" for i in range(len(texts))]
     model = LSHBloom(mode=mode, sketch=sketch, num_perm=64, threshold=0.8, fp_prob=1e-9)
     result = model.deduplicate(texts, ids)
-    is_dup, dup_of = ref.dedup_rule(model.band_keys(texts).tolist())
+    is_dup, dup_of = ref.dedup_rule(model._band_keys(texts).tolist())
     assert result.is_duplicate.tolist() == is_dup
     assert sum(is_dup) >= 20  # every planted copy (14 edited + 8 uppercase) is in one batch
     if mode == "minhash_lsh":
@@ -96,7 +96,7 @@ def test_originals_kept_copies_removed():
 def test_rule_on_tiny_inputs(texts, mode):
     model = LSHBloom(mode=mode, num_perm=16, threshold=0.5, fp_prob=1e-9)
     result = model.deduplicate(texts)
-    assert result.is_duplicate.tolist() == ref.dedup_rule(model.band_keys(texts).tolist())[0]
+    assert result.is_duplicate.tolist() == ref.dedup_rule(model._band_keys(texts).tolist())[0]
 
 
 def test_lshbloom_agrees_with_minhash_lsh_except_bloom_false_positives():
@@ -113,8 +113,8 @@ def test_result_independent_of_batching():
     for mode in ("lshbloom", "minhash_lsh"):
         whole = LSHBloom(mode=mode, num_perm=64, expected_items=len(texts)).deduplicate(texts)
         stream = LSHBloom(mode=mode, num_perm=64, expected_items=len(texts))
-        batches = [(texts[i:i + 7], None) for i in range(0, len(texts), 7)]
-        parts = list(stream.deduplicate_stream(batches))
+        parts = [stream.deduplicate(texts[i:i + 7], update=True)
+                 for i in range(0, len(texts), 7)]
         streamed = np.concatenate([p.is_duplicate for p in parts])
         assert streamed.tolist() == whole.is_duplicate.tolist()
 
@@ -124,8 +124,7 @@ def test_streams_need_no_expected_items_and_equal_the_batch_answer():
     the exact band table (no false positive at fp_prob=1e-9)."""
     texts = make_corpus(seed=2)
     stream = LSHBloom(num_perm=64, fp_prob=1e-9, expected_items=5)
-    batches = [(texts[i:i + 7], None) for i in range(0, len(texts), 7)]
-    parts = list(stream.deduplicate_stream(batches))
+    parts = [stream.deduplicate(texts[i:i + 7], update=True) for i in range(0, len(texts), 7)]
     exact = LSHBloom(mode="minhash_lsh", num_perm=64).deduplicate(texts).is_duplicate
     assert np.concatenate([p.is_duplicate for p in parts]).tolist() == exact.tolist()
     assert len(stream.index_.layers) > 1 and stream.n_documents_ == len(texts)
@@ -139,14 +138,14 @@ def test_fit_transform_query_against_reference_only(mode):
     model = LSHBloom(mode=mode, num_perm=64).fit(reference, ids=[f"r{i}" for i in range(30)])
     result = model.query(new, return_band_keys=True)
     is_dup, keys = result.is_duplicate, result.band_keys
-    assert model.transform(new).tolist() == is_dup.tolist()  # transform: the flags alone
-    ref_keys = set(model.band_keys(reference).ravel().tolist())
+    assert model.query(new).is_duplicate.tolist() == is_dup.tolist()  # transform: the flags alone
+    ref_keys = set(model._band_keys(reference).ravel().tolist())
     expected = [bool(set(row) & ref_keys) for row in keys.tolist()]
     assert is_dup.tolist() == expected
-    assert model.transform(reference).all()
+    assert model.query(reference).is_duplicate.all()
     if mode == "minhash_lsh":
         first_doc = {}
-        for d, row in enumerate(model.band_keys(reference).tolist()):
+        for d, row in enumerate(model._band_keys(reference).tolist()):
             for key in row:
                 first_doc.setdefault(key, d)
         expected_of = [min([first_doc[k] for k in row if k in first_doc], default=-1)
@@ -183,7 +182,7 @@ def test_save_load_round_trip(tmp_path, mode):
     loaded = LSHBloom.load(tmp_path / "index")
     assert loaded.params_ == model.params_ and loaded.metadata() == model.metadata()
     probe = make_corpus(seed=7) + texts[:5]
-    assert loaded.transform(probe).tolist() == model.transform(probe).tolist()
+    assert loaded.query(probe).is_duplicate.tolist() == model.query(probe).is_duplicate.tolist()
     if mode == "minhash_lsh":
         assert loaded.query(texts[:5]).duplicate_of_id == model.query(texts[:5]).duplicate_of_id
 
@@ -227,7 +226,7 @@ def test_partition_local_filters_merged_equal_a_local_fit(tmp_path):
     local_fit = LSHBloom(num_perm=64, seed=5).fit(texts)
     assert spark_like.index_ == local_fit.index_
     spark_like.save(tmp_path / "i")
-    assert LSHBloom.load(tmp_path / "i").transform(texts).all()
+    assert LSHBloom.load(tmp_path / "i").query(texts).is_duplicate.all()
     with pytest.raises(ParameterError, match="ScalableBloomFilter"):
         LSHBloomState(params, len(texts), band_table=BandTable())
     with pytest.raises(ParameterError, match="holds 0 documents"):
@@ -245,10 +244,10 @@ def test_document_level_false_positive_rate_at_a_deliberately_high_fp_prob():
     texts = [" ".join(row) for row in words.tolist()]  # mutually unique (checked below)
     reference, queries = texts[:40_000], texts[40_000:]
     exact = LSHBloom(mode="minhash_lsh", num_perm=32, threshold=0.8).fit(reference)
-    unique = ~exact.transform(queries)
+    unique = ~exact.query(queries).is_duplicate
     assert unique.sum() > 3900
     bloom = LSHBloom(num_perm=32, threshold=0.8, fp_prob=0.1).fit(reference)
-    measured = bloom.transform(queries)[unique].mean()
+    measured = bloom.query(queries).is_duplicate[unique].mean()
     (layer,) = bloom.index_.layers
     keys = len(reference) * bloom.bands_
     key_rate = (1 - math.exp(-layer.num_hashes * keys / layer.num_bits)) ** layer.num_hashes
@@ -267,7 +266,7 @@ def test_numpy_scalar_parameters_are_accepted_and_saved_as_plain_numbers(tmp_pat
     model = LSHBloom(threshold=np.float32(0.5), num_perm=np.int64(64), num_bands=np.int32(16),
                      seed=np.uint8(3), shingle_size=np.int16(4)).fit(texts)
     plain = LSHBloom(threshold=0.5, num_perm=64, num_bands=16, seed=3, shingle_size=4).fit(texts)
-    assert np.array_equal(model.band_keys(texts), plain.band_keys(texts))
+    assert np.array_equal(model._band_keys(texts), plain._band_keys(texts))
     model.save(tmp_path / "index")  # json.dumps fails on numpy scalars
     assert LSHBloom.load(tmp_path / "index").params_.num_perm == 64
     with pytest.raises(ParameterError, match="num_perm"):
@@ -316,7 +315,8 @@ def test_generators_are_read_once_in_batches_and_give_the_list_answer(mode, monk
     fitted = LSHBloom(mode=mode, num_perm=64).fit(iter(texts[:30]), iter(ids[:30]))
     assert fitted.n_documents_ == 30
     probe = iter(texts[25:40])
-    assert fitted.transform(probe).tolist() == fitted.transform(texts[25:40]).tolist()
+    assert fitted.query(probe).is_duplicate.tolist() == \
+        fitted.query(texts[25:40]).is_duplicate.tolist()
     assert len(fitted.query(iter([]), return_band_keys=True).band_keys) == 0
 
 
@@ -334,7 +334,7 @@ def test_lone_surrogates_are_one_line_errors():
     """A lone surrogate (e.g. from a decoded UTF-16 fragment) cannot be UTF-8: a traceback
     before."""
     for call in (lambda: LSHBloom(num_perm=64).deduplicate(["fine", "broken \ud800 text"]),
-                 lambda: LSHBloom(num_perm=64).fit(["a"]).transform(["\udfff"])):
+                 lambda: LSHBloom(num_perm=64).fit(["a"]).query(["\udfff"]).is_duplicate):
         with pytest.raises(InputError, match="cannot be UTF-8 encoded"):
             call()
 
@@ -343,9 +343,8 @@ def test_lone_surrogates_are_one_line_errors():
     (lambda: LSHBloom().fit(None), "iterable of strings in input order, got NoneType"),
     (lambda: LSHBloom().deduplicate({"b", "a"}), "in input order, got set"),
     (lambda: LSHBloom().fit({"id": "text"}), "got dict"),
-    (lambda: LSHBloom().fit_keys([[1] * 13]), "uint64 array of shape"),
-    (lambda: LSHBloom().deduplicate_keys(np.ones((2, 13)) / 2), "got float64"),
-    (lambda: list(LSHBloom().deduplicate_stream([["a", "b", "c"]])), r"takes \(texts, ids\) pairs"),
+    (lambda: LSHBloom()._fit_keys([[1] * 13]), "uint64 array of shape"),
+    (lambda: LSHBloom()._deduplicate_keys(np.ones((2, 13)) / 2), "got float64"),
     (lambda: LSHBloom(mode="minhash_lsh").fit(["a", "b"], ids=["x\ud800", "y"]),
      "not valid Unicode"),
     (lambda: LSHBloom(mode="minhash_lsh").fit(iter(["a", "b"]), iter(["x"])), "got 1 ids for 2"),

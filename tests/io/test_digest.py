@@ -84,3 +84,83 @@ def test_kernel_without_jit_equals_jitted():
             "d = TextsDigest(); d.update(pa.array(['x' * n for n in range(70)]))\n"
             "print(json.dumps(d.value))")
     assert json.loads(run_python(code, jit=False)) == json.loads(run_python(code))
+
+
+class _Batch:
+    """The part of a reader's batch checked_reread looks at."""
+
+    def __init__(self, texts):
+        self.texts = pa.array(texts, pa.string())
+
+    def __len__(self):
+        return len(self.texts)
+
+
+def _cuts(draw, n):
+    return sorted(draw(st.lists(st.integers(0, n), max_size=4)))
+
+
+def _pieces(items, cuts):
+    bounds = [0, *cuts, len(items)]
+    return [items[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+def _unit_digests(units):
+    """Each unit's OrderedDigest over its own positions, as a Spark task reading it computes."""
+    from corpus_miner.io.digest import OrderedDigest, UnitDigests
+
+    states = []
+    for texts in units:
+        digest = OrderedDigest()
+        if texts:
+            digest.update(pa.array(texts, pa.string()), 0)
+        states.append(digest.state())
+    return UnitDigests(tuple(states))
+
+
+@st.composite
+def _read_twice(draw):
+    """(texts, the units of the first read, the batches of the second): any split of each."""
+    texts = draw(st.lists(st.text(max_size=6), max_size=12))
+    return texts, _pieces(texts, _cuts(draw, len(texts))), _pieces(texts, _cuts(draw, len(texts)))
+
+
+def _reread(batches, expected):
+    from corpus_miner.io.digest import checked_reread
+
+    return [list(b.texts.to_pylist()) for b in checked_reread(
+        (_Batch(b) for b in batches), expected, "clean")]
+
+
+@settings(max_examples=150, deadline=None)
+@given(_read_twice(), st.data())
+def test_a_reread_in_any_batches_is_checked_against_the_units_of_the_first_read(case, data):
+    """The same texts pass whatever the units (empty ones included) and the batches; one text
+    changed, one document more or fewer, or two documents swapped is refused."""
+    import pytest
+
+    from corpus_miner.errors import InputError
+    from corpus_miner.io.digest import OrderedDigest
+
+    texts, units, batches = case
+    expected = _unit_digests(units)
+    assert _reread(batches, expected) == [b for b in batches]
+    if len(units) == 1 and texts:  # one unit is the whole input's OrderedDigest
+        whole = OrderedDigest()
+        whole.update(pa.array(texts, pa.string()), 0)
+        assert expected.states == (whole.state(),)
+        assert _reread(batches, whole.state()) == batches
+    changes = [texts + ["more"], texts[:-1]]
+    if texts:
+        i = data.draw(st.integers(0, len(texts) - 1))
+        changes.append(texts[:i] + [texts[i] + "x"] + texts[i + 1:])
+        if len(set(texts)) > 1:
+            j = next(k for k in range(len(texts)) if texts[k] != texts[i])
+            swapped = list(texts)
+            swapped[i], swapped[j] = swapped[j], swapped[i]
+            changes.append(swapped)
+    for changed in changes:
+        if changed == texts:
+            continue
+        with pytest.raises(InputError, match="changed between clean's two reads"):
+            _reread(_pieces(changed, _cuts(data.draw, len(changed))), expected)

@@ -79,22 +79,24 @@ def test_band_keys_and_bloom_bits_equal_local(df, use_pandas_udf):
     model = SparkLSHBloom(use_pandas_udf=use_pandas_udf, **params).fit(df)
     local = LSHBloom(**params).fit(TEXTS)
     assert model.bloom == local.index_
-    keys = np.stack(_column(model.transform(df).toPandas(), "band_keys")).view(np.uint64)
-    np.testing.assert_array_equal(keys, local.band_keys(TEXTS))
+    with_keys = model.query(df, return_band_keys=True).toPandas()
+    keys = np.stack(_column(with_keys, "band_keys")).view(np.uint64)
+    np.testing.assert_array_equal(keys, local._band_keys(TEXTS))
 
 
 @pytest.mark.parametrize("use_pandas_udf", [True, False])
-def test_transform_with_and_without_keys_and_on_its_own_output(df, use_pandas_udf):
+def test_query_with_and_without_keys_and_on_its_own_output(df, use_pandas_udf):
     model = SparkLSHBloom(num_perm=64, use_pandas_udf=use_pandas_udf).fit(
         df.filter(df["extra"] < 20))
-    with_keys = model.transform(df)
+    with_keys = model.query(df, return_band_keys=True)
     assert with_keys.columns == [*df.columns, "band_keys", "is_duplicate"]
     flags = _column(with_keys.toPandas(), "is_duplicate")
     assert flags[:20].all() and not flags.all()  # the fitted rows, and not every other row
-    without = model.transform(df, return_band_keys=False)
+    without = model.query(df)
     assert without.columns == [*df.columns, "is_duplicate"]
     np.testing.assert_array_equal(_column(without.toPandas(), "is_duplicate"), flags)
-    again = model.transform(with_keys)  # columns replaced in place, not added twice
+    # on its own output: the columns are replaced in place, not added twice
+    again = model.query(with_keys, return_band_keys=True)
     assert again.columns == with_keys.columns
     np.testing.assert_array_equal(_column(again.toPandas(), "is_duplicate"), flags)
 
@@ -110,7 +112,7 @@ def test_index_cross_loading(spark, df, tmp_path, mode):
     LSHBloom(mode=mode, num_perm=128).fit(reference, IDS[::2]).save(tmp_path / "from_local")
 
     from_spark = LSHBloom.load(tmp_path / "from_spark").query(queries)
-    on_spark = SparkLSHBloom.load(tmp_path / "from_local").transform(query_df).toPandas()
+    on_spark = SparkLSHBloom.load(tmp_path / "from_local").query(query_df).toPandas()
     np.testing.assert_array_equal(_column(on_spark, "is_duplicate"), from_spark.is_duplicate)
     assert from_spark.is_duplicate.sum() >= 5
     if mode == "minhash_lsh":
@@ -170,8 +172,9 @@ def test_a_layered_index_built_from_a_stream_is_served_by_spark(spark, df, tmp_p
     assert served.bloom == local.index_
     for use_pandas_udf in (True, False):
         served.set_params(use_pandas_udf=use_pandas_udf)
-        result = served.transform(df).toPandas()
-        np.testing.assert_array_equal(_column(result, "is_duplicate"), local.transform(TEXTS))
+        result = served.query(df).toPandas()
+        np.testing.assert_array_equal(_column(result, "is_duplicate"),
+                                      local.query(TEXTS).is_duplicate)
     served.save(tmp_path / "again")
     assert LSHBloom.load(tmp_path / "again").index_ == local.index_
 

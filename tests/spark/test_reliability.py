@@ -113,7 +113,7 @@ def test_input_errors_are_clear(spark, frame, tmp_path):
     with pytest.raises(InputError, match="order_col='rank' is not a column"):
         model.deduplicate(df, order_col="rank")
     with pytest.raises(NotFittedError, match="not fitted"):
-        SparkLSHBloom().transform(df)
+        SparkLSHBloom().query(df)
 
 
 def test_parameter_errors_are_clear(spark, frame, tmp_path):

@@ -25,8 +25,9 @@ def matches_at(doc: list[str], at: int, anchor: list[str]) -> bool:
                for i, a in enumerate(anchor))
 
 
-def occurrences(docs: list[list[str]], anchors: list[list[str]], max_gap: int):
-    """[(doc, [anchor starts])] of every occurrence, in (doc, start) order."""
+def occurrences(docs: list[list[str]], anchors: list[list[str]], max_gap: int, lines=None):
+    """[(doc, [anchor starts])] of every occurrence, in (doc, start) order. lines[d]: the set
+    of line-start indices of doc d; with them an occurrence lies inside one line."""
     out = []
     for d, doc in enumerate(docs):
         for start in range(len(doc)):
@@ -41,6 +42,8 @@ def occurrences(docs: list[list[str]], anchors: list[list[str]], max_gap: int):
                     break
                 starts.append(bound)
                 end = bound + len(anchor)
+            if ok and lines is not None and any(start < i < end for i in lines[d]):
+                ok = False
             if ok:
                 out.append((d, starts))
     return out
@@ -85,6 +88,8 @@ def line_end_occurrences(docs, lines, anchors, max_gap):
     for d, starts in occurrences(docs, anchors, max_gap):
         end = starts[-1] + len(anchors[-1])
         stop = next((i for i in range(end, len(docs[d])) if i in lines[d]), len(docs[d]))
+        if any(starts[0] < i < end for i in lines[d]):
+            continue
         if 1 <= stop - end <= max_gap:
             out.append((d, starts, stop))
     return out

@@ -24,7 +24,7 @@ def _pattern(anchors, vocab_index, n_vocab, max_gap):
                          for a in anchors), max_gap)
 
 
-def _check(docs, anchors_list, max_gap):
+def _check(docs, anchors_list, max_gap, lines=None):
     tokens, offsets, vocab = encode_words(docs)
     index = {w: i for i, w in enumerate(vocab)}
     masked = mask_tokens(tokens, slot_classes(vocab))
@@ -32,10 +32,13 @@ def _check(docs, anchors_list, max_gap):
     usable = [a for a in anchors_list if all(w in index or w in ("<num>", "<month>")
                                              for piece in a for w in piece)]
     patterns = [_pattern(a, index, len(vocab), max_gap) for a in usable]
-    occ = bind(patterns, masked, offsets, mvocab)
+    line_starts = None if lines is None else np.array(
+        sorted(int(offsets[d]) + i for d, doc in enumerate(docs) for i in lines[d]
+               if i < len(doc)), dtype=np.int64)
+    occ = bind(patterns, masked, offsets, mvocab, line_starts)
     df, n = support(occ, len(patterns))
     for t, anchors in enumerate(usable):
-        expected = oracle.occurrences(docs, anchors, max_gap)
+        expected = oracle.occurrences(docs, anchors, max_gap, lines)
         rows = occ.of(t)
         got = [(int(d), [int(x) - int(offsets[d]) for x in a[:len(anchors)]])
                for d, a in zip(occ.doc[rows], occ.anchor_starts[rows])]
@@ -93,6 +96,21 @@ def corpora(draw):
 def test_bind_matches_the_reference(case):
     docs, anchors, max_gap = case
     _check(docs, anchors, max_gap)
+
+
+@settings(max_examples=60, deadline=None)
+@given(corpora(), st.integers(0, 10**6))
+def test_occurrences_stay_inside_one_line(case, seed):
+    docs, anchors, max_gap = case
+    rng = random.Random(seed)
+    lines = [{0} | {i for i in range(1, len(doc)) if rng.random() < 0.15} for doc in docs]
+    _check(docs, anchors, max_gap, lines)
+
+
+def test_a_binding_that_runs_into_the_next_line_is_none():
+    docs = [["class", "in", "java", "updated", "on", "may", "3", "2024", "by", "ann"]]
+    _check(docs, [[["java", "updated", "on", "<month>"]], [["updated", "on"], ["by"]],
+                  [["java"], ["by"]]], max_gap=5, lines=[{0, 3}])
 
 
 @settings(max_examples=60, deadline=None)

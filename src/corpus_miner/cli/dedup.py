@@ -169,7 +169,7 @@ def run_dedup(args: argparse.Namespace) -> int:
             def decide(all_keys, ids, digests):
                 flagged = np.concatenate([m[0] for m in matches]) if matches else np.zeros(0, bool)
                 names = [name for m in matches for name in m[1]]
-                return index_actions.with_matches(model.deduplicate_keys(all_keys), flagged,
+                return index_actions.with_matches(model._deduplicate_keys(all_keys), flagged,
                                                   names)
             def on_batch(batch):
                 matches.append(index_actions.matches_against(against, batch.texts))
@@ -177,13 +177,9 @@ def run_dedup(args: argparse.Namespace) -> int:
         elif needs_count:
             pairs = _sized_by_input(args, model, stats)
         else:
-            pending = []
-
-            def source():
-                for batch in _read(args, stats, "deduplicating"):
-                    pending.append(batch)
-                    yield batch.texts, batch.ids
-            pairs = ((pending.pop(0), result) for result in model.deduplicate_stream(source()))
+            model.partial_fit([])  # an empty growing index, also when no document comes
+            pairs = ((batch, model.deduplicate(batch.texts, batch.ids, update=True))
+                     for batch in _read(args, stats, "deduplicating"))
         for batch, result in pairs:
             if against and not needs_count:
                 result = index_actions.with_matches(
@@ -226,10 +222,10 @@ def run_index_build(args: argparse.Namespace) -> int:
     else:  # size the filter from the input: keep only the band keys (8 bytes x bands per doc)
         keys, ids = [], []
         for batch in batches():
-            keys.append(model.band_keys(batch.texts))
+            keys.append(model._band_keys(batch.texts))
             ids.append(batch.ids)
         if keys:
-            model.fit_keys(np.concatenate(keys), pa.chunked_array(ids))
+            model._fit_keys(np.concatenate(keys), pa.chunked_array(ids))
     if not model.is_fitted():
         raise InputError("no documents in the inputs; nothing to index")
     inputs = [{"name": display(source), "digest": f"{digest.value:016x}",
@@ -287,7 +283,7 @@ def _run_on_spark(args: argparse.Namespace) -> int:
     model.params.validated()  # a bad parameter is one line before the JVM starts
     spark = engine.spark_session(args)
     with documents.one_line_errors():
-        docs = engine.spark_documents(spark, args)
+        docs = engine.spark_documents(spark, args, digested=True)
         first = documents.unit_offsets(docs)
         ordered = documents.with_row_ids(docs, first)
         result = model.deduplicate(ordered, text_col="text", id_col="id", order_col="order",
@@ -296,7 +292,7 @@ def _run_on_spark(args: argparse.Namespace) -> int:
                                       else [])
         flags = result.select(*columns).toArrow()
         note_read_stats(args, documents.read_stats(docs))
-        texts_read = documents.texts_digest(docs, first)
+        texts_read = documents.read_digests(docs, "dedup")
     is_duplicate = flags.column("is_duplicate").to_numpy(zero_copy_only=False)
     duplicate_of = flags.column("duplicate_of").to_pylist() if len(columns) > 1 else None
     answer = DedupResult(is_duplicate, duplicate_of_id=duplicate_of)

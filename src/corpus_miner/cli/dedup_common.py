@@ -107,7 +107,7 @@ def _sized_by_input(args: argparse.Namespace, model: LSHBloom, stats: ReadStats,
     per_input: dict[str, TextsDigest] = {}
     fields: set[str] = set()
     for batch in _read(args, stats, "deduplicating" if from_stdin else "hashing"):
-        keys.append(model.band_keys(batch.texts))
+        keys.append(model._band_keys(batch.texts))
         first.update_batch(batch)
         if on_batch is not None:
             on_batch(batch)
@@ -118,7 +118,7 @@ def _sized_by_input(args: argparse.Namespace, model: LSHBloom, stats: ReadStats,
         if from_stdin:
             kept.append(_retained(batch, to_jsonl))
     all_keys = np.concatenate(keys) if keys else np.zeros((0, bands), np.uint64)
-    result = model.deduplicate_keys(all_keys) if decide is None \
+    result = model._deduplicate_keys(all_keys) if decide is None \
         else decide(all_keys, ids, per_input)
     if from_stdin:
         yield from _with_results(kept, result)

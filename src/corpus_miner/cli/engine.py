@@ -153,13 +153,15 @@ def refuse_whole_lines(args: argparse.Namespace, note: bool = True) -> None:
               file=sys.stderr)
 
 
-def spark_documents(spark, args, group_by=None):
+def spark_documents(spark, args, group_by=None, digested: bool = False):
+    """The inputs' documents frame, persisted; digested: for commands that read the inputs
+    again on the driver (spark.documents.read_digests)."""
     from pyspark import StorageLevel
 
     from corpus_miner.spark.documents import documents_frame
 
     return documents_frame(spark, args.inputs, args.text_field, args.id_field, args.skip_bad,
-                           group_by).persist(StorageLevel.MEMORY_AND_DISK)
+                           group_by, digested).persist(StorageLevel.MEMORY_AND_DISK)
 
 
 def spark_mined(args, docs):

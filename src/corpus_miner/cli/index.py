@@ -162,11 +162,11 @@ def _add(args: argparse.Namespace) -> int:
         if args.add_what == "unique":
             if not existing and args.expected_items is None:  # sized by the first snapshot
                 model.set_params(expected_items=max(len(all_keys), 1))
-            result = model.partial_deduplicate_keys(all_keys, id_column, add="unique")
+            result = model._deduplicate_keys(all_keys, id_column, update=True, add="unique")
         elif existing or args.expected_items is not None:
-            result = model.partial_deduplicate_keys(all_keys, id_column)
+            result = model._deduplicate_keys(all_keys, id_column, update=True)
         else:  # a new index sized by its first snapshot, as `dedup` sizes its filter
-            result = model.deduplicate_keys(all_keys, id_column)
+            result = model._deduplicate_keys(all_keys, id_column)
         duplicates = int(result.is_duplicate.sum())
         added = len(result) - duplicates if args.add_what == "unique" else len(result)
         record.update(snapshot_record(inputs, len(result), duplicates, added))

@@ -189,14 +189,14 @@ def prewarm_dedup(args) -> None:
     params = model.params.validated()
     bands, rows = params.bands_rows
     rng = np.random.default_rng(0)
-    model.deduplicate_keys(rng.integers(0, 2**63, (8, bands), dtype=np.uint64))
+    model._deduplicate_keys(rng.integers(0, 2**63, (8, bands), dtype=np.uint64))
     band_keys(rng.integers(0, 2**63, (8, num_perm), dtype=np.uint64), bands, rows)
     hashes = rng.integers(0, 2**63, 64, dtype=np.uint64)
     signatures(hashes, np.arange(0, 65, 8, dtype=np.int64), num_perm, params.seed,
                params.sketch)
     texts = pa.array(["a prewarm text of a few words", "another prewarm text of a few words",
                       "", "x"], pa.string())
-    model.band_keys(texts)
+    model._band_keys(texts)
 
 
 def main(argv: list[str]) -> int:

@@ -143,7 +143,7 @@ def run_dedup(args: argparse.Namespace) -> int:
     from corpus_miner.cli.common import note_read_stats
 
     note_read_stats(args, read.stats)
-    answer = model.deduplicate_keys(keys)
+    answer = model._deduplicate_keys(keys)
 
     def tables():
         start = 0

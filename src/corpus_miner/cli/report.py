@@ -319,7 +319,7 @@ def _clean_on_spark(args: argparse.Namespace) -> int:
     CleanParams(args.mode, False, (), args.drop_above, args.mask_text).validate()
     spark = engine.spark_session(args)
     with documents.one_line_errors():
-        docs = engine.spark_documents(spark, args)
+        docs = engine.spark_documents(spark, args, digested=True)
         miner = engine.spark_mined(args, docs)
         engine.note_reading(args, docs, miner)
         cleaner, share = inputs_cleaner(docs, miner.table_, args.min_length, mode=args.mode,

@@ -91,8 +91,8 @@ class LSHBloom(Estimator):
         many documents are indexed: a full filter grows a layer (dedup.scalable_bloom).
     expected_items: documents the Bloom filter is first sized for. When fit / deduplicate get a
         list or array, the filter holds max(expected_items, its length) in one layer; for
-        documents that come in parts (partial_fit, deduplicate_stream, an iterator) it starts at
-        expected_items (default 65,536) and grows when full.
+        documents that come in parts (partial_fit, deduplicate(update=True), an iterator) it
+        starts at expected_items (default 65,536) and grows when full.
     sketch: "oph" (one permutation hashing, densified) or "minhash" (classic, num_perm hashes).
     max_shingles: documents with more shingles keep their max_shingles smallest distinct hashes.
 
@@ -201,9 +201,12 @@ class LSHBloom(Estimator):
             model.index_, model.ids_ = state.band_table, pa.chunked_array([state.ids])
         return model
 
-    def band_keys(self, texts) -> np.ndarray:
-        """uint64 (n_docs, bands) band keys of a batch (needs no fitting)."""
-        params = self.params_ if self.is_fitted() else self.params.validated()
+    def _band_keys(self, texts, fresh: bool = False) -> np.ndarray:
+        """uint64 (n_docs, bands) band keys of a batch (needs no fitting; the engines and the
+        CLI gather them batch by batch for _fit_keys / _deduplicate_keys). fresh: by the
+        parameters as set now, for a call that replaces the index (set_params may have changed
+        them since the fit), else by the fitted index's."""
+        params = self.params_ if self.is_fitted() and not fresh else self.params.validated()
         return band_keys_for_texts(texts, params)
 
     def _add(self, keys: np.ndarray, ids, detect: bool) -> DedupResult:
@@ -258,63 +261,139 @@ class LSHBloom(Estimator):
 
     # -- public API ------------------------------------------------------------------------------
     def fit(self, texts, ids=None) -> LSHBloom:
-        """Index a reference corpus (replaces any previous index). texts: a list or array of
-        strings, or any iterable of them (a generator is read once, in batches)."""
+        """Index a reference corpus, replacing any previous index; no document is flagged.
+
+        Parameters
+        ----------
+        texts : list, array or iterable of str
+            The documents in order; a generator is read once, in batches.
+        ids : sequence or iterable, optional
+            One id per text (minhash_lsh names matches by them); default the ordinals.
+
+        Returns
+        -------
+        LSHBloom
+            self, fitted.
+        """
         if _is_sized(texts):
-            self._start(len(texts))
-            self._add(self.band_keys(texts), ids, detect=False)
-            return self
+            return self._fit_keys(self._band_keys(texts, fresh=True), ids)
         self._start(None)
         for chunk, id_chunk in _batches(texts, ids):
-            self._add(self.band_keys(chunk), id_chunk, detect=False)
+            self._add(self._band_keys(chunk), id_chunk, detect=False)
         return self
 
-    def fit_keys(self, band_keys: np.ndarray, ids=None) -> LSHBloom:
-        """fit() on precomputed band keys (e.g. gathered batch by batch)."""
+    def _fit_keys(self, band_keys: np.ndarray, ids=None) -> LSHBloom:
+        """fit() on precomputed band keys (the CLI gathers them batch by batch)."""
         self._start(len(band_keys))
         self._add(self._checked_keys(band_keys), ids, detect=False)
         return self
 
     def partial_fit(self, texts, ids=None) -> LSHBloom:
-        """Add a batch to the index (an unfitted object starts a growing index)."""
+        """Add documents to the index without flagging them; an unfitted object starts an
+        index that grows as documents come (layers of expected_items documents).
+
+        Parameters
+        ----------
+        texts : list, array or iterable of str
+        ids : sequence or iterable, optional
+
+        Returns
+        -------
+        LSHBloom
+            self.
+        """
         if not self.is_fitted():
             self._start(None)
         if not _is_sized(texts):
             for chunk, id_chunk in _batches(texts, ids):
-                self._add(self.band_keys(chunk), id_chunk, detect=False)
+                self._add(self._band_keys(chunk), id_chunk, detect=False)
             return self
-        self._add(self.band_keys(texts), ids, detect=False)
+        self._add(self._band_keys(texts), ids, detect=False)
         return self
 
-    def partial_deduplicate(self, texts, ids=None, add: str = "all") -> DedupResult:
-        """Flag the documents of `texts` that share a band key with the index or with an earlier
-        document of `texts` (input order), then add all of them to the index (an unfitted
-        object starts a growing index). Snapshots s1, s2, ... given one after another get
-        exactly the flags of one deduplicate_stream over their concatenation (and of
-        deduplicate over an iterator of it) with the same parameters: the layer of a document
-        depends only on its ordinal. add="unique": only the documents not flagged are added
-        (see partial_deduplicate_keys)."""
-        if not self.is_fitted():
-            self._start(None)
-        if not _is_sized(texts):
-            return DedupResult.concat([self._empty_result()] + [
-                self.partial_deduplicate_keys(self.band_keys(chunk), id_chunk, add)
-                for chunk, id_chunk in _batches(texts, ids)])
-        return self.partial_deduplicate_keys(self.band_keys(texts), ids, add)
+    def deduplicate(self, texts, ids=None, *, update: bool = False,
+                    add: str = "all") -> DedupResult:
+        """Flag every document that shares a band key with an EARLIER one (input order, same
+        batch included).
 
-    def partial_deduplicate_keys(self, band_keys: np.ndarray, ids=None,
-                                 add: str = "all") -> DedupResult:
-        """partial_deduplicate() on precomputed band keys. add="unique" adds only the documents
-        not flagged, so a document is checked against the index and the earlier *unique*
-        documents (what `index add --add unique` keeps)."""
+        Parameters
+        ----------
+        texts : list, array or iterable of str
+            The documents in order; a generator is read once, in batches.
+        ids : sequence or iterable, optional
+            One id per text; in minhash_lsh, `duplicate_of_id` names matches by them.
+        update : bool, default False
+            False: one-shot, any previous index is replaced and self ends fitted on `texts`
+            (a list sizes the Bloom filter for its length; minhash_lsh also returns clusters).
+            True: the documents are also checked against the current index, then added to it
+            (an unfitted object starts a growing index). Snapshots s1, s2, ... given one after
+            another get exactly the flags of one `deduplicate` over an iterator of their
+            concatenation: the layer of a document depends only on its ordinal.
+        add : {"all", "unique"}, default "all"
+            Whose band keys go into the index: every document's, or only those not flagged
+            (then a document is checked against the earlier *unique* ones, what
+            `corpus-miner index add --add unique` keeps).
+
+        Returns
+        -------
+        DedupResult
+            `is_duplicate` per document; in minhash_lsh also `duplicate_of` (ordinal) and
+            `duplicate_of_id` of the earliest match.
+
+        Raises
+        ------
+        ParameterError
+            A bad parameter, or `add` other than "all" / "unique".
+        InputError
+            Texts that are no ordered collection of strings, or ids of another count or type.
+
+        Examples
+        --------
+        >>> lsh = LSHBloom(threshold=0.8, num_perm=64)
+        >>> lsh.deduplicate(["a cookie banner " * 9, "a cookie banner " * 9, "other"]).is_duplicate
+        array([False,  True, False])
+        >>> lsh.deduplicate(["a cookie banner " * 9], update=True).is_duplicate
+        array([ True])
+        """
         if add not in ("all", "unique"):
             raise ParameterError(f"add must be 'all' or 'unique', got {add!r}")
-        if not self.is_fitted():
+        if _is_sized(texts):
+            sized = self._band_keys(texts, fresh=not update or not self.is_fitted())
+            return self._deduplicate_keys(sized, ids, update=update, add=add)
+        if not update or not self.is_fitted():
             self._start(None)
-        keys = self._checked_keys(band_keys)
-        if add == "all":
-            return self._add(keys, ids, detect=True)
-        return self._add_unique(keys, ids)
+        clusters = not update and add == "all" and self.params_.mode == "minhash_lsh"
+        parts, keys = [self._empty_result()], [self._band_keys([])]
+        for chunk, id_chunk in _batches(texts, ids):
+            keys.append(self._band_keys(chunk))
+            parts.append(self._insert(keys[-1], id_chunk, add))
+            if not clusters:
+                keys.pop()  # only the band table's clusters need them
+        result = DedupResult.concat(parts)
+        return self._with_clusters(result, np.concatenate(keys)) if clusters else result
+
+    def _deduplicate_keys(self, band_keys: np.ndarray, ids=None, *, update: bool = False,
+                          add: str = "all") -> DedupResult:
+        """deduplicate() on precomputed band keys (the CLI and datatrove gather them batch by
+        batch)."""
+        if add not in ("all", "unique"):
+            raise ParameterError(f"add must be 'all' or 'unique', got {add!r}")
+        if not update:
+            self._start(len(band_keys))
+        elif not self.is_fitted():
+            self._start(None)
+        band_keys = self._checked_keys(band_keys)
+        if ids is not None and hasattr(ids, "__len__") and len(ids) != len(band_keys):
+            # both modes: lshbloom returns no ids, but a wrong count is a caller's mistake
+            raise InputError(f"got {len(ids)} ids for {len(band_keys)} texts; pass one id per "
+                             "text")
+        result = self._insert(band_keys, ids, add)
+        if not update and add == "all" and self.params_.mode == "minhash_lsh":
+            result = self._with_clusters(result, band_keys)
+        return result
+
+    def _insert(self, keys: np.ndarray, ids, add: str) -> DedupResult:
+        return self._add(keys, ids, detect=True) if add == "all" else self._add_unique(keys, ids)
 
     def _add_unique(self, keys: np.ndarray, ids) -> DedupResult:
         """Document by document: flagged when a key is in the index (which grows by the
@@ -345,6 +424,51 @@ class LSHBloom(Estimator):
                                      ids_array.type)
         return DedupResult(is_dup, dup_of, self._ids_of(dup_of))
 
+    def _empty_result(self) -> DedupResult:
+        if self.params_.mode == "lshbloom":
+            return DedupResult(np.zeros(0, bool))
+        return DedupResult(np.zeros(0, bool), np.zeros(0, np.int64), [])
+
+    def _with_clusters(self, result: DedupResult, band_keys: np.ndarray) -> DedupResult:
+        labels = components_kernel(self._table()[0].lookup(band_keys), 0, len(band_keys))
+        return DedupResult(result.is_duplicate, result.duplicate_of, result.duplicate_of_id,
+                           labels)
+
+    def query(self, texts, ids=None, return_band_keys: bool = False) -> DedupResult:
+        """Match documents against the index, read-only: documents of `texts` are not matched
+        against each other, nor added.
+
+        Parameters
+        ----------
+        texts : list, array or iterable of str
+        ids : ignored, accepted so that query and deduplicate take the same arguments
+        return_band_keys : bool, default False
+            Also return the (n, bands) uint64 band keys in `band_keys`.
+
+        Returns
+        -------
+        DedupResult
+            `is_duplicate`: shares a band key with an indexed document; in minhash_lsh also
+            the earliest matching indexed document (`duplicate_of`, `duplicate_of_id`).
+
+        Raises
+        ------
+        NotFittedError
+            Before fit / deduplicate / load.
+        """
+        self.check_is_fitted()
+        if not _is_sized(texts):
+            return DedupResult.concat([self.query([], None, return_band_keys)] + [
+                self.query(chunk, None, return_band_keys) for chunk, _ in _batches(texts, None)])
+        keys = self._band_keys(texts)
+        band_keys = keys if return_band_keys else None
+        if self.params_.mode == "lshbloom":
+            return DedupResult(self._bloom().contains_any(keys), band_keys=band_keys)
+        first_docs = self._table()[0].lookup(keys)
+        dup_of = np.where(first_docs >= 0, first_docs, np.iinfo(np.int64).max).min(axis=1)
+        dup_of[dup_of == np.iinfo(np.int64).max] = -1
+        return DedupResult(dup_of >= 0, dup_of, self._ids_of(dup_of), band_keys=band_keys)
+
     def merge(self, other: LSHBloom) -> LSHBloom:
         """The union of two fitted indexes (a new LSHBloom; `other`'s documents follow this
         one's). Parameters must be identical (ParameterError naming the one that differs);
@@ -357,88 +481,20 @@ class LSHBloom(Estimator):
         return type(self).from_state(merge_states(self.to_state(), other.to_state()),
                                      copy=False)
 
-    def query(self, texts, ids=None, return_band_keys: bool = False) -> DedupResult:
-        """Match new documents against the index (read-only; no in-batch matching)."""
-        self.check_is_fitted()
-        if not _is_sized(texts):
-            return DedupResult.concat([self.query([], None, return_band_keys)] + [
-                self.query(chunk, None, return_band_keys) for chunk, _ in _batches(texts, None)])
-        keys = self.band_keys(texts)
-        band_keys = keys if return_band_keys else None
-        if self.params_.mode == "lshbloom":
-            return DedupResult(self._bloom().contains_any(keys), band_keys=band_keys)
-        first_docs = self._table()[0].lookup(keys)
-        dup_of = np.where(first_docs >= 0, first_docs, np.iinfo(np.int64).max).min(axis=1)
-        dup_of[dup_of == np.iinfo(np.int64).max] = -1
-        return DedupResult(dup_of >= 0, dup_of, self._ids_of(dup_of), band_keys=band_keys)
-
-    def transform(self, texts) -> np.ndarray:
-        """is_duplicate per document against the fitted index (query() has the band keys and,
-        in minhash_lsh, the matched documents)."""
-        return self.query(texts).is_duplicate
-
-    def deduplicate(self, texts, ids=None) -> DedupResult:
-        """One-shot: a document is a duplicate when it shares a band key with an EARLIER document
-        of `texts` (input order, same batch included). Leaves self fitted on all of `texts`.
-        texts: a list or array, or any iterable of strings (read once, in batches)."""
-        if _is_sized(texts):
-            return self.deduplicate_keys(self.band_keys(texts), ids)
-        self._start(None)
-        exact = self.params_.mode == "minhash_lsh"
-        parts, keys = [self._empty_result()], [self.band_keys([])]
-        for chunk, id_chunk in _batches(texts, ids):
-            keys.append(self.band_keys(chunk))
-            parts.append(self._add(keys[-1], id_chunk, detect=True))
-            if not exact:
-                keys.pop()  # only the band table's clusters need them
-        result = DedupResult.concat(parts)
-        return self._with_clusters(result, np.concatenate(keys)) if exact else result
-
-    def _empty_result(self) -> DedupResult:
-        if self.params_.mode == "lshbloom":
-            return DedupResult(np.zeros(0, bool))
-        return DedupResult(np.zeros(0, bool), np.zeros(0, np.int64), [])
-
-    def deduplicate_keys(self, band_keys: np.ndarray, ids=None) -> DedupResult:
-        """deduplicate() on precomputed band keys (e.g. gathered batch by batch)."""
-        self._start(len(band_keys))
-        band_keys = self._checked_keys(band_keys)
-        if ids is not None and hasattr(ids, "__len__") and len(ids) != len(band_keys):
-            # both modes: lshbloom returns no ids, but a wrong count is a caller's mistake
-            raise InputError(f"got {len(ids)} ids for {len(band_keys)} texts; pass one id per "
-                             "text")
-        result = self._add(band_keys, ids, detect=True)
-        if self.params_.mode == "minhash_lsh":
-            result = self._with_clusters(result, band_keys)
-        return result
-
-    def _with_clusters(self, result: DedupResult, band_keys: np.ndarray) -> DedupResult:
-        labels = components_kernel(self._table()[0].lookup(band_keys), 0, len(band_keys))
-        return DedupResult(result.is_duplicate, result.duplicate_of, result.duplicate_of_id,
-                           labels)
-
-    def deduplicate_stream(self, batches: Iterable) -> Iterable[DedupResult]:
-        """Streaming deduplicate over (texts, ids) batches; the index grows as they come."""
-        self._start(None)
-        for batch in batches:
-            if not isinstance(batch, tuple) or len(batch) != 2:
-                raise InputError("deduplicate_stream takes (texts, ids) pairs, one per batch (ids "
-                                 f"may be None), got {type(batch).__name__}")
-            texts, ids = batch
-            yield self._add(self.band_keys(texts), ids, detect=True)
-
     def is_new(self, batch, text_field: str = "text") -> list[bool]:
-        """partial_deduplicate() on a batch of columns (a dict of lists, as
-        `datasets.Dataset.filter(model.is_new, batched=True)` passes it) or a list of texts:
-        True for the documents to keep (no near-duplicate of an earlier one). Null texts are
-        empty documents. The batches must come in order, one at a time (num_proc=1)."""
+        """The batched predicate of Hugging Face `datasets.Dataset.filter(model.is_new,
+        batched=True)`: `deduplicate(texts, update=True)` on a batch of columns (a dict of
+        lists, as `filter` passes it) or a list of texts, answered as filter wants it: True
+        for the documents to keep. It is public because `filter` takes exactly this shape
+        (a dict in, a list of bools out) and null texts must count as empty documents. The
+        batches must come in order, one at a time (num_proc=1)."""
         if isinstance(batch, Mapping):
             if text_field not in batch:
                 raise InputError(f"the batch has no {text_field!r} column (it has "
                                  f"{', '.join(map(repr, batch)) or 'none'})")
             batch = batch[text_field]
         texts = [t if isinstance(t, str) else "" for t in batch]
-        return (~self.partial_deduplicate(texts).is_duplicate).tolist()
+        return (~self.deduplicate(texts, update=True).is_duplicate).tolist()
 
     def save(self, path) -> None:
         """Write the index folder (metadata.json + raw arrays, checksummed, no pickle). An

@@ -206,8 +206,8 @@ class LSHBloomFilter(BaseFilter):
 
     def filter_batch(self, batch: list) -> list:
         assert self.model is not None
-        result = self.model.partial_deduplicate([doc.text or "" for doc in batch],
-                                                [doc.id for doc in batch])
+        result = self.model.deduplicate([doc.text or "" for doc in batch],
+                                         [doc.id for doc in batch], update=True)
         for i, doc in enumerate(batch):
             if result.is_duplicate[i]:
                 self.stat_update("duplicates")
@@ -272,7 +272,7 @@ class LSHBloomSignatures(PipelineStep):
         keys, ids = [], []
         for batch in batched(data or (), self.batch_size):
             with self.track_time("batch"):
-                keys.append(model.band_keys([doc.text or "" for doc in batch]))
+                keys.append(model._band_keys([doc.text or "" for doc in batch]))
             ids += [doc.id for doc in batch]
             self.stat_update("total", value=len(batch))
         bands = model.params.validated().bands_rows[0]
@@ -332,7 +332,7 @@ class LSHBloomMerge(PipelineStep):
                 keys = np.load(f)
             with self.input_folder.open(_IDS.format(r), "rt") as f:
                 ids = json.load(f)
-            result = model.partial_deduplicate_keys(keys, ids)
+            result = model._deduplicate_keys(keys, ids, update=True)
             flags = {"is_duplicate": result.is_duplicate.tolist()}
             if result.duplicate_of_id is not None:
                 flags["duplicate_of"] = result.duplicate_of_id

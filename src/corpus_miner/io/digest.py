@@ -16,6 +16,8 @@ detects changes, not an adversary.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numba import njit
 
@@ -144,6 +146,21 @@ class OrderedDigest:
         return self.documents, self.value
 
 
+@dataclass(frozen=True)
+class UnitDigests:
+    """The first read's OrderedDigest states (documents, value), one per unit of the input in
+    read order (an input file, or a Parquet part of an input folder), each over the unit's own
+    documents counted from 0: what readers of the units in parallel (Spark tasks, one per unit)
+    compute while they read, with no second pass and no global positions. A single unit is the
+    whole input's OrderedDigest state."""
+
+    states: tuple[tuple[int, int], ...]
+
+    @property
+    def documents(self) -> int:
+        return sum(documents for documents, _ in self.states)
+
+
 def changed_between_reads(command: str, first: int, second: str) -> str:
     """The one-line message for inputs whose two reads differ: `first` documents on the first
     read, `second` ("12", "more than 10", "10, other texts") on the second."""
@@ -152,21 +169,32 @@ def changed_between_reads(command: str, first: int, second: str) -> str:
             "that are not being written to")
 
 
-def checked_reread(batches, expected: tuple[int, int], command: str):
-    """The batches of a second read, each checked against the first read's OrderedDigest state
-    `expected` (documents, value): InputError before a batch that goes beyond the documents of
-    the first read, and after the last one when the texts differ. A writer that consumes this
-    inside its atomic output leaves nothing behind."""
+def checked_reread(batches, expected: tuple[int, int] | UnitDigests, command: str):
+    """The batches of a second read, checked against the first read: `expected` is its
+    OrderedDigest state (documents, value) or its UnitDigests. InputError before a batch that
+    goes beyond the documents of the first read, and after the last one when the texts differ.
+    A writer that consumes this inside its atomic output leaves nothing behind."""
     from corpus_miner.errors import InputError
 
-    found = OrderedDigest()
+    units = expected if isinstance(expected, UnitDigests) else UnitDigests((tuple(expected),))
+    total = units.documents
+    counts = np.array([documents for documents, _ in units.states], np.int64)
+    ends = np.cumsum(counts)
+    found = [OrderedDigest() for _ in units.states]
+    read = 0
     for batch in batches:
-        if found.documents + len(batch) > expected[0]:
-            raise InputError(changed_between_reads(command, expected[0],
-                                                   f"more than {expected[0]:,}"))
-        found.update(batch.texts, found.documents)
+        n = len(batch)
+        if read + n > total:
+            raise InputError(changed_between_reads(command, total, f"more than {total:,}"))
+        done = 0
+        while done < n:  # a batch may span units: each unit digests its own positions
+            unit = int(np.searchsorted(ends, read + done, side="right"))
+            take = min(n - done, int(ends[unit]) - read - done)
+            found[unit].update(batch.texts.slice(done, take),
+                               read + done - int(ends[unit] - counts[unit]))
+            done += take
+        read += n
         yield batch
-    if found.state() != tuple(expected):
-        other = ", other texts" if found.documents == expected[0] else ""
-        raise InputError(changed_between_reads(command, expected[0],
-                                               f"{found.documents:,}{other}"))
+    if tuple(f.state() for f in found) != tuple(tuple(s) for s in units.states):
+        other = ", other texts" if read == total else ""
+        raise InputError(changed_between_reads(command, total, f"{read:,}{other}"))

@@ -114,8 +114,8 @@ def documents_report(docs: DataFrame, table: PhraseTable, sigma: int, min_length
 def inputs_cleaner(docs: DataFrame, table: PhraseTable, min_length: int, *,
                    mode: str = "remove", mask_text: str = DEFAULT_MASK,
                    drop_above: float | None = None) -> tuple[Cleaner, float]:
-    """(a Cleaner fitted with the covered runs of `docs` (rows of documents_frame), the covered
-    share of the tokens): its write(inputs, output) rewrites the input files."""
+    """(a Cleaner fitted with the covered runs of `docs` (rows of a digested documents_frame),
+    the covered share of the tokens): its write(inputs, output) rewrites the input files."""
     figures = documents.document_figures(docs, table, min_length, with_runs=True)
     offsets = np.zeros(len(figures.tokens) + 1, np.int64)
     np.cumsum(figures.tokens, out=offsets[1:])
@@ -125,7 +125,7 @@ def inputs_cleaner(docs: DataFrame, table: PhraseTable, min_length: int, *,
         for first, end in runs:
             mask[offsets[d] + first:offsets[d] + end] = 1
     cleaner = Cleaner(mode, False, (), drop_above, mask_text)
-    # the texts the mask was computed from: Cleaner.write refuses inputs that changed since
-    cleaner.fit_mask(mask, offsets,
-                     texts_digest=documents.texts_digest(docs, figures.unit_offsets))
+    # the texts the mask was computed from, digested as the executors read them (docs made
+    # with digested=True): Cleaner.write refuses inputs that changed since
+    cleaner.fit_mask(mask, offsets, texts_digest=documents.read_digests(docs, "clean"))
     return cleaner, int(figures.covered.sum()) / max(int(offsets[-1]), 1)

@@ -335,7 +335,7 @@ class SparkBloomSpan(Estimator):
             raise ParameterError("mask_text only applies to mode='mask'")
         with one_line_errors():
             docs = documents_frame(_active_session("SparkBloomSpan.clean"), source.paths,
-                                   source.text_col, source.id_col)
+                                   source.text_col, source.id_col, digested=True)
             cleaner, share = inputs_cleaner(docs, self.table_, self.min_length, mode=mode,
                                             mask_text=mask_text or DEFAULT_MASK)
         if output is None:

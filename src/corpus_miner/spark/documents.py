@@ -89,15 +89,20 @@ def _located_units(item: str) -> list[str]:
 
 
 def documents_frame(spark, inputs, text_field: str = "text", id_field: str = "id",
-                    skip_bad: bool = False, group_by: tuple[str, bool] | None = None
-                    ) -> DataFrame:
+                    skip_bad: bool = False, group_by: tuple[str, bool] | None = None,
+                    digested: bool = False) -> DataFrame:
     """The documents of `inputs` (module docstring); `grp` holds each document's --group-by
-    value (coverage.report's rule) when group_by = (field, derive host) is given."""
+    value (coverage.report's rule) when group_by = (field, derive host) is given. digested:
+    every read of a unit also digests its texts, for read_digests (commands that read the
+    inputs again on the driver)."""
     units = input_units(inputs)
     rows = spark.sparkContext.parallelize(list(enumerate(units)), max(len(units), 1))
     # what the readers tolerated, per unit: a retried or recomputed task sends its unit's
     # figures again, which replace the first ones instead of adding to them
     unit_stats = spark.sparkContext.accumulator({}, _UnitStats())
+    # the texts digest of every read of a unit, taken as it is read: a unit read twice (a task
+    # recomputed, a job that misses the cache) adds its second digest next to the first
+    unit_digests = spark.sparkContext.accumulator({}, _UnitDigests()) if digested else None
     from corpus_miner.io.remote import pinned_identities
     from corpus_miner.io.storage import current_storage_options
 
@@ -110,10 +115,19 @@ def documents_frame(spark, inputs, text_field: str = "text", id_field: str = "id
 
         for unit, path in partition:
             stats = ReadStats()
-            yield from _unit_rows(unit, reading_as_on_driver(options, pinned, read_documents(
+            batches = reading_as_on_driver(options, pinned, read_documents(
                 [path], text_field=text_field, id_field=id_field, skip_bad=skip_bad,
-                stats=stats)), id_field, group_by, _group_values)
+                stats=stats))
+            digest = None
+            if unit_digests is not None:
+                from corpus_miner.io.digest import OrderedDigest
+
+                digest = OrderedDigest()
+                batches = _digested(batches, digest)
+            yield from _unit_rows(unit, batches, id_field, group_by, _group_values)
             unit_stats.add({unit: stats.as_dict()})
+            if digest is not None:  # only a unit read to its end
+                unit_digests.add({unit: frozenset([digest.state()])})
 
     def as_arrow(batches):
         return read((row[0], row[1]) for batch in batches
@@ -123,7 +137,50 @@ def documents_frame(spark, inputs, text_field: str = "text", id_field: str = "id
     units_df = spark.createDataFrame(rows, "unit int, path string")
     frame = units_df.mapInArrow(as_arrow, DOCUMENTS)
     frame._corpus_miner_read_stats = unit_stats  # persist() returns the same object
+    frame._corpus_miner_read_digests = unit_digests, units
     return frame
+
+
+def _digested(batches, digest) -> Iterator:
+    """The batches of one unit, each digested at its position in the unit as it goes by."""
+    for batch in batches:
+        digest.update(batch.texts, batch.first_row)
+        yield batch
+
+
+class _UnitDigests(AccumulatorParam):
+    """{unit: frozenset of OrderedDigest states}, merged by unit."""
+
+    def zero(self, value):
+        return {}
+
+    def addInPlace(self, value1, value2):  # noqa: N802 - pyspark's name
+        for unit, states in value2.items():
+            value1[unit] = value1.get(unit, frozenset()) | states
+        return value1
+
+
+def read_digests(docs: DataFrame, command: str):
+    """The io.digest.UnitDigests of what the executors read for `docs` (a documents_frame made
+    with digested=True, once an action read every unit): what the driver's second read of the
+    inputs must give again. InputError when a unit gave other texts on two of its reads."""
+    from corpus_miner.io.digest import UnitDigests
+
+    accumulator, units = docs._corpus_miner_read_digests
+    if accumulator is None:
+        raise ValueError("read_digests needs a documents_frame made with digested=True")
+    seen = accumulator.value
+    states = []
+    for unit, path in enumerate(units):
+        found = sorted(seen.get(unit, ()))
+        if len(found) > 1:
+            raise InputError(f"the inputs changed while {command} read them ({path} gave other "
+                             "texts on a later read); nothing was written: run again on files "
+                             "that are not being written to")
+        if not found:  # every command reads every unit before it asks
+            raise RuntimeError(f"{path} was not read to its end by the Spark job")
+        states.append(found[0])
+    return UnitDigests(tuple(states))
 
 
 class _UnitStats(AccumulatorParam):
@@ -324,39 +381,3 @@ def texts_of(docs: DataFrame, wanted: list[tuple[int, int]]) -> dict[tuple[int, 
 
 def _shared_table(docs: DataFrame, table: PhraseTable, min_length: int):
     return shared_value(docs.sparkSession, shipped_table(table, min_length))
-
-
-def texts_digest(docs: DataFrame, unit_offsets: np.ndarray) -> tuple[int, int]:
-    """(documents, value) of io.digest.OrderedDigest over the texts the executors read, each
-    at its global index (unit_offsets[unit] + row): what the driver's second read of the
-    inputs must give again."""
-    offsets = [int(x) for x in unit_offsets]
-
-    def digest(batches) -> Iterator:
-        from corpus_miner.io.digest import OrderedDigest
-
-        found = OrderedDigest()
-        for batch in batches:
-            units = batch.column(0).to_numpy(zero_copy_only=False)
-            rows = batch.column(1).to_numpy(zero_copy_only=False)
-            texts = batch.column(2)
-            start = 0  # runs of consecutive rows of one unit: one kernel call each
-            breaks = np.flatnonzero((np.diff(units) != 0) | (np.diff(rows) != 1)) + 1
-            for stop in [*breaks.tolist(), len(units)]:
-                if stop > start:
-                    found.update(texts.slice(start, stop - start),
-                                 offsets[int(units[start])] + int(rows[start]))
-                start = stop
-        value = found.value - (1 << 64) if found.value >= 1 << 63 else found.value
-        yield pa.RecordBatch.from_arrays([pa.array([value], pa.int64()),
-                                          pa.array([found.documents], pa.int64())],
-                                         names=["value", "documents"])
-
-    parts = docs.select("unit", "row", "text").mapInArrow(
-        digest, "value long, documents long").collect()
-    from corpus_miner.io.digest import OrderedDigest
-
-    total = OrderedDigest()
-    for part in parts:
-        total.combine(part["value"] & ((1 << 64) - 1), part["documents"])
-    return total.state()

@@ -251,12 +251,27 @@ class SparkLSHBloom(Estimator):
         self.doc_ids_.count()
 
     # -- queries ---------------------------------------------------------------------------------
-    def transform(self, new_df: DataFrame, text_col: str = "text", id_col: str | None = "id",
-                  return_band_keys: bool = True) -> DataFrame:
-        """new_df with `is_duplicate` (shares a band key with the index) and `band_keys`
-        (array<bigint>: the uint64 keys' bits); minhash_lsh also adds `duplicate_of` (an id)."""
+    def query(self, new_df: DataFrame, text_col: str = "text", id_col: str | None = "id",
+              return_band_keys: bool = False) -> DataFrame:
+        """Match rows against the index, read-only (rows are not matched against each other,
+        nor added), as LSHBloom.query.
+
+        Parameters
+        ----------
+        new_df : pyspark.sql.DataFrame
+        text_col, id_col : str
+            The text column, and the id column (None: no ids).
+        return_band_keys : bool, default False
+            Also add `band_keys` (array<bigint>: the uint64 keys' bits).
+
+        Returns
+        -------
+        pyspark.sql.DataFrame
+            new_df with `is_duplicate` (shares a band key with the index); minhash_lsh also
+            adds `duplicate_of` (the id of the earliest matching indexed row).
+        """
         self.check_is_fitted()
-        self._checked(new_df, text_col, id_col, "transform")
+        self._checked(new_df, text_col, id_col, "query")
         spark = new_df.sparkSession
         if self.params_.mode == "lshbloom" and self.use_pandas_udf:
             query, _ = filters.text_query_column(spark, self.bloom_, self.params_, text_col,

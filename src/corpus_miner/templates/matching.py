@@ -6,6 +6,10 @@ bound at its first full occurrence that starts 1 to max_gap tokens after the end
 one, in the same document; when there is none, that start has no occurrence. A line-end slot
 binds the tokens from the last anchor's end to the end of its line (the next line start, or the
 document's end) when there are 1 to max_gap of them; otherwise that start has no occurrence.
+With line boundaries, an occurrence lies inside one line: a start whose binding reaches past
+its line (a line start inside the span) has none. Boilerplate with slots is a line of its own
+or part of one; a binding that runs on into the next line joins a byline to the title above
+it, which is content.
 Every start that binds all anchors is an occurrence (occurrences of one pattern may overlap,
 as phrase occurrences do). df is the number of documents with an occurrence.
 
@@ -79,15 +83,34 @@ def line_end_after(end: np.ndarray, doc_end: np.ndarray,
     return np.where(i < len(line_starts), np.minimum(nxt, doc_end), doc_end)
 
 
+def _inside_one_line(begin: np.ndarray, end: np.ndarray, line_starts: np.ndarray) -> np.ndarray:
+    """True where no line start lies in (begin, end): the span [begin, end) is inside a line."""
+    after = np.searchsorted(line_starts, begin, side="right")
+    nxt = line_starts[np.minimum(after, len(line_starts) - 1)]
+    return (after >= len(line_starts)) | (nxt >= end)
+
+
 def bind(patterns: Sequence[Pattern], masked: np.ndarray, doc_offsets: np.ndarray,
-         vocab, line_starts: np.ndarray | None = None) -> TemplateOccurrences:
+         vocab, line_starts: np.ndarray | None = None, lines=None) -> TemplateOccurrences:
     """Every occurrence of every pattern (module docstring). line_starts: the corpus's line
-    starts (global, ascending), needed by patterns with a line-end slot (without them a
-    document is one line)."""
-    index, starts = anchor_occurrences(patterns, masked, doc_offsets, vocab)
+    starts (global, ascending): occurrences stay inside one line, and patterns with a line-end
+    slot need them (without them a document is one line). lines: the corpus's
+    templates.lines.LineIndex, for the line forms (without it they have no occurrences)."""
+    from corpus_miner.templates import lines as line_forms
+
+    index, starts = anchor_occurrences([p for p in patterns if not p.form], masked,
+                                       doc_offsets, vocab)
     width = max((len(p.pieces) for p in patterns), default=1)
     parts = []
     for t, pattern in enumerate(patterns):
+        if pattern.form:
+            begin, end = (line_forms.occurrences(lines, pattern.form, pattern.pieces[0])
+                          if lines is not None else (np.empty(0, np.int64),) * 2)
+            at = np.full((len(begin), width), -1, dtype=np.int64)
+            at[:, 0] = begin
+            parts.append((np.full(len(begin), t, dtype=np.int64),
+                          np.searchsorted(doc_offsets, begin, side="right") - 1, begin, end, at))
+            continue
         first = pattern.pieces[0]
         begin = starts[index[first]]
         doc = np.searchsorted(doc_offsets, begin, side="right") - 1
@@ -109,6 +132,8 @@ def bind(patterns: Sequence[Pattern], masked: np.ndarray, doc_offsets: np.ndarra
             stop = line_end_after(end, doc_end, line_starts)
             alive &= (stop > end) & (stop - end <= pattern.max_gap)
             end = stop
+        if line_starts is not None and len(line_starts):
+            alive &= _inside_one_line(begin, end, line_starts)
         keep = np.flatnonzero(alive)
         parts.append((np.full(len(keep), t, dtype=np.int64), doc[keep], begin[keep], end[keep],
                       at[keep]))

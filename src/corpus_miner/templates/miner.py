@@ -22,6 +22,7 @@ from corpus_miner.estimator import Estimator
 from corpus_miner.memory import PeakRss
 from corpus_miner.phrases.stage_timer import StageTimer
 from corpus_miner.templates import candidates, select
+from corpus_miner.templates import lines as line_forms
 from corpus_miner.templates.masking import MaskedVocab, mask_tokens, slot_classes
 from corpus_miner.templates.matching import TemplateOccurrences, bind
 from corpus_miner.templates.params import TemplateParams
@@ -136,7 +137,7 @@ class SlotTemplates(Estimator):
         patterns, stats = candidates.typed_seeds(masked, doc_offsets, vocab, params)
         timer.start("templates_verify")
         line_starts = getattr(corpus, "line_starts", None)
-        occ = bind(patterns, masked, doc_offsets, vocab)
+        occ = bind(patterns, masked, doc_offsets, vocab, line_starts)
         keep = candidates.prune_trims(patterns, select.support(occ, len(patterns))[1])
         patterns = [p for p, k in zip(patterns, keep) if k]
         occ = _subset(occ, np.flatnonzero(keep))
@@ -153,7 +154,7 @@ class SlotTemplates(Estimator):
             if not new:
                 break
             seen.update(new)
-            occ_new = bind(new, masked, doc_offsets, vocab)
+            occ_new = bind(new, masked, doc_offsets, vocab, line_starts)
             width = max(occ.anchor_starts.shape[1], occ_new.anchor_starts.shape[1])
             occ = _merge([occ, _offset(occ_new, len(patterns))], width)
             fresh = np.concatenate([np.zeros(len(patterns), bool), np.ones(len(new), bool)])
@@ -165,6 +166,17 @@ class SlotTemplates(Estimator):
                    if p not in seen]
             if new:
                 occ_new = bind(new, masked, doc_offsets, vocab, line_starts)
+                width = max(occ.anchor_starts.shape[1], occ_new.anchor_starts.shape[1])
+                occ = _merge([occ, _offset(occ_new, len(patterns))], width)
+                patterns = patterns + new
+        timer.start("templates_lines")
+        index = line_forms.line_index(corpus, params.max_gap)
+        if index is not None:
+            new = [Pattern((anchor,), params.max_gap, False, form)
+                   for form, anchor in line_forms.candidates(index, params.sigma)]
+            stats["line_candidates"] = len(new)
+            if new:
+                occ_new = bind(new, masked, doc_offsets, vocab, line_starts, index)
                 width = max(occ.anchor_starts.shape[1], occ_new.anchor_starts.shape[1])
                 occ = _merge([occ, _offset(occ_new, len(patterns))], width)
                 patterns = patterns + new
@@ -185,7 +197,10 @@ class SlotTemplates(Estimator):
         n_tokens = len(masked)
         df, n_occ = select.support(occ, len(patterns))
         literal = np.array([p.literal_tokens(vocab.n_vocab) for p in patterns], dtype=np.int64)
-        valid = (df >= params.sigma) & (literal >= params.min_anchor_tokens)
+        # a line form's evidence is its filler of known lines: one literal anchor token is enough
+        need = np.array([1 if p.form else params.min_anchor_tokens for p in patterns],
+                        dtype=np.int64)
+        valid = (df >= params.sigma) & (literal >= need)
         line_starts = getattr(corpus, "line_starts", None)
         if line_starts is not None and params.min_line_share > 0:
             valid &= select.line_share(occ, len(patterns), line_starts,
@@ -221,7 +236,8 @@ class SlotTemplates(Estimator):
 
 def _subset(occ: TemplateOccurrences, chosen: np.ndarray) -> TemplateOccurrences:
     """The rows of the chosen patterns, renumbered 0..len(chosen)-1 (sorted by template)."""
-    new_index = np.full(int(occ.template.max(initial=-1)) + 1, -1, dtype=np.int64)
+    new_index = np.full(max(int(occ.template.max(initial=-1)), int(chosen.max(initial=-1))) + 1,
+                        -1, dtype=np.int64)
     new_index[chosen] = np.arange(len(chosen))
     keep = np.flatnonzero(new_index[occ.template] >= 0) if len(occ) else np.empty(0, np.int64)
     t = new_index[occ.template[keep]]
@@ -234,8 +250,10 @@ def _subset(occ: TemplateOccurrences, chosen: np.ndarray) -> TemplateOccurrences
 def apply_patterns(corpus, patterns: list[Pattern], root: list[int]) -> TemplateOccurrences:
     """Occurrences of listed patterns (a templates file) in `corpus`, sorted by template."""
     masked, vocab = masked_corpus(corpus)
+    index = (line_forms.line_index(corpus, max(p.max_gap for p in patterns))
+             if any(p.form for p in patterns) else None)
     occ = bind(patterns, masked, np.ascontiguousarray(corpus.doc_offsets, dtype=np.int64), vocab,
-               getattr(corpus, "line_starts", None))
+               getattr(corpus, "line_starts", None), index)
     order = np.lexsort((occ.start, occ.template))
     return TemplateOccurrences(*(getattr(occ, f)[order] for f in
                                  ("template", "doc", "start", "end", "anchor_starts")))

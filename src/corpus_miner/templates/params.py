@@ -25,7 +25,7 @@ class TemplateParams:
     min_confidence: ... and in at least this share of the template's occurrences (0 to 1].
     max_anchors: most anchors per template (1 to 8).
     max_templates: most templates reported (>= 1).
-    min_line_share: with line boundaries, a template starts a line or ends one in at least this
+    min_line_share: with line boundaries, a template is a whole line in at least this
         share of its occurrences (0 to 1; 0: no line test). Boilerplate with slots is laid out
         as lines of its own; the same words inside running text are language."""
 

@@ -3,7 +3,7 @@
 Valid: df >= sigma, at least min_anchor_tokens literal anchor tokens, every slot varies
 (slots.varies; checked here on 64-bit filler hashes: a collision can only merge two fillers, so
 it may make a slot look constant, never a constant look varied), and with line boundaries, at
-least min_line_share of the occurrences start or end a line.
+least min_line_share of the occurrences are a whole line (start a line and end it).
 Canonical order: tokens covered (the union of the occurrence spans) descending, then anchor
 tokens descending, then pattern text.
 Absorption: in that order, a pattern whose occurrences overlap (in at least max_top_share of
@@ -42,7 +42,8 @@ def span_hash(tokens: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndar
 
 def line_share(occ: TemplateOccurrences, n_patterns: int, line_starts: np.ndarray,
                doc_offsets: np.ndarray) -> np.ndarray:
-    """Per pattern, the share of its occurrences that start a line or end one."""
+    """Per pattern, the share of its occurrences that are a whole line: they start a line and
+    end it."""
     from corpus_miner.templates.matching import line_end_after
 
     if len(occ) == 0:
@@ -53,7 +54,7 @@ def line_share(occ: TemplateOccurrences, n_patterns: int, line_starts: np.ndarra
     starts |= occ.start == doc_offsets[occ.doc]
     ends = line_end_after(occ.end, doc_offsets[occ.doc + 1], line_starts) == occ.end
     n = np.bincount(occ.template, minlength=n_patterns)
-    hits = np.bincount(occ.template[starts | ends], minlength=n_patterns)
+    hits = np.bincount(occ.template[starts & ends], minlength=n_patterns)
     return hits / np.maximum(n, 1)
 
 

@@ -4,7 +4,8 @@ histogram, distinct fillers, the top fillers and a type.
 Slots of a pattern, left to right: each maximal run of typed tokens inside an anchor (its filler
 is the run's corpus tokens, a fixed length), each free slot between two anchors (its filler
 is every token between them, 1 to max_gap tokens), and the line-end slot (the tokens after the
-last anchor to the end of its line).
+last anchor to the end of its line), and a line form's slot (the tokens after its anchor to the
+end of its line or paragraph).
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ SLOT_TYPES = ("number", "year", "date", "name-like", "mixed")
 
 @dataclass(frozen=True)
 class SlotLayout:
-    """kind "typed" (offset, length inside anchor `anchor`), "free" (after anchor `anchor`) or
-    "line_end" (after the last anchor, to the occurrence's end)."""
+    """kind "typed" (offset, length inside anchor `anchor`), "free" (after anchor `anchor`),
+    "line_end" (after the last anchor, to the occurrence's end) or a line form's slot, "rest" or
+    "lines" (after the anchor, to the occurrence's end)."""
 
     kind: str
     anchor: int
@@ -51,6 +53,8 @@ def slot_layout(pattern: Pattern, n_vocab: int) -> list[SlotLayout]:
                 i += 1
     if pattern.line_end:
         out.append(SlotLayout("line_end", len(pattern.pieces) - 1))
+    if pattern.form:
+        out.append(SlotLayout(pattern.form, 0))
     return out
 
 
@@ -62,7 +66,7 @@ def slot_spans(pattern: Pattern, layout: SlotLayout, occ: TemplateOccurrences,
         start = at[:, layout.anchor] + layout.offset
         return start, start + layout.length
     start = at[:, layout.anchor] + len(pattern.pieces[layout.anchor])
-    if layout.kind == "line_end":
+    if layout.kind in ("line_end", "rest", "lines"):
         return start, occ.end[rows]
     return start, at[:, layout.anchor + 1]
 
