@@ -76,7 +76,8 @@ def test_clean_writes_the_same_records(ray_cluster, inputs, tmp_path, mode):
     assert json.loads(json_local) == json.loads(json_ray)
 
 
-@pytest.mark.parametrize("extra", [["--annotate"], []])
+@pytest.mark.parametrize("extra", [["--annotate"], [], ["--annotate", "--mode", "minhash_lsh"],
+                                   ["--annotate", "--expected-items", "20"]])
 def test_dedup_writes_the_same_records_and_index(ray_cluster, inputs, tmp_path, extra):
     from corpus_miner.dedup import LSHBloom
 
@@ -89,8 +90,15 @@ def test_dedup_writes_the_same_records_and_index(ray_cluster, inputs, tmp_path, 
     assert local == ray
     assert (local.count(b"\n") == 90) if extra else (0 < local.count(b"\n") <= 88)
     indexes = [LSHBloom.load(tmp_path / f"{engine}-index") for engine in ("local", "ray")]
-    assert indexes[0].to_state().bloom == indexes[1].to_state().bloom
+    assert indexes[0].metadata() == indexes[1].metadata()
     assert indexes[0].n_documents_ == indexes[1].n_documents_ == 90
+    states = [index.to_state() for index in indexes]
+    if "minhash_lsh" in extra:
+        assert states[0].band_table.items()[0].tolist() == states[1].band_table.items()[0].tolist()
+        assert states[0].ids.to_pylist() == states[1].ids.to_pylist()
+        assert b'"duplicate_of"' in local
+    else:
+        assert states[0].bloom == states[1].bloom
 
 
 def test_refusals_are_one_line(ray_cluster, inputs, tmp_path, capsys):
@@ -99,8 +107,8 @@ def test_refusals_are_one_line(ray_cluster, inputs, tmp_path, capsys):
                  *ray]) == 2
     assert "--keep-first is not available with --engine ray" in capsys.readouterr().err
     assert main(["dedup", *inputs, "-o", str(tmp_path / "d.jsonl"), "--expected-items", "9",
-                 *ray]) == 2
-    assert "--engine ray deduplicates in mode lshbloom" in capsys.readouterr().err
+                 "--shards", "2", *ray]) == 2
+    assert "--shards N needs the number of documents" in capsys.readouterr().err
     assert main(["report", str(tmp_path / "missing.jsonl"), *ray]) == 2
     errors = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
     assert len(errors) == 1 and "missing.jsonl: no such file" in errors[0]

@@ -128,22 +128,31 @@ def run_dedup(args: argparse.Namespace) -> int:
     params = model.params.validated()
     if getattr(args, "against", None):
         raise ParameterError("--against runs on the local engine (leave out --engine ray)")
-    if params.mode != "lshbloom" or args.expected_items is not None:
-        raise ParameterError("--engine ray deduplicates in mode lshbloom with the filter sized "
-                             "by the input (no --expected-items) only, yet; run it with the "
-                             "local engine")
+    sized = params.mode == "lshbloom" and args.expected_items is None
+    if args.shards is not None and not sized:
+        raise ParameterError("--shards N needs the number of documents before writing, and "
+                             "this dedup streams (--expected-items, or mode minhash_lsh): use "
+                             "--shard-size")
     _connect(args)
-    from corpus_miner.ray.dedup import band_keys
+    from corpus_miner.dedup.result import DedupResult
+    from corpus_miner.ray.dedup import block_keys, concatenated
     from corpus_miner.ray.documents import input_blocks
 
     with _errors():
         read = input_blocks(args.inputs, args.text_field, args.id_field, args.skip_bad,
                             current_storage_options())
-        keys, texts_read = band_keys(read.refs, params)
+        keys, ids, texts_read = block_keys(read.refs, params)
     from corpus_miner.cli.common import note_read_stats
 
     note_read_stats(args, read.stats)
-    answer = model._deduplicate_keys(keys)
+    if sized:  # one layer sized for the documents, as the local two-pass dedup
+        answer = model._deduplicate_keys(concatenated(keys, params))
+    else:  # a growing index, block after block in input order, as the local streaming dedup
+        model.partial_fit([])
+        answer = DedupResult.concat([model._deduplicate_keys(k, i, update=True)
+                                     for k, i in zip(keys, ids, strict=True)]
+                                    or [model.deduplicate([], update=True)])
+    n_documents = len(answer)
 
     def tables():
         start = 0
@@ -152,12 +161,13 @@ def run_dedup(args: argparse.Namespace) -> int:
             start += len(batch)
             yield _selection(batch, part, args.annotate)
 
-    written = write_records(tables(), args.output, shards=shard_plan(args, total_rows=len(keys)))
+    written = write_records(tables(), args.output,
+                            shards=shard_plan(args, total_rows=n_documents))
     if args.save_index:
         model.save(args.save_index)
     _growth_note("dedup", model, args.expected_items)
     duplicates = int(answer.is_duplicate.sum())
-    print(f"dedup: {duplicates:,} of {len(keys):,} documents are near-duplicates of an earlier "
+    print(f"dedup: {duplicates:,} of {n_documents:,} documents are near-duplicates of an earlier "
           f"one (similarity >= {model.threshold:g}, {model.mode_}, Ray); {written:,} written"
           f"{' with is_duplicate' if args.annotate else ''} to {args.output} in "
           f"{time.perf_counter() - started:.1f} s", file=sys.stderr)

@@ -15,28 +15,38 @@ from corpus_miner.dedup.params import LSHBloomParams
 
 @ray.remote
 def _block_keys(block: pa.Table, params: LSHBloomParams, first: int) -> tuple:
-    """(band keys, digest (documents, value) of the texts at their global indexes)."""
+    """(band keys, ids as the local readers give them (the row number where a record has
+    none), digest (documents, value) of the texts at their global indexes)."""
+    import pyarrow.compute as pc
+
     from corpus_miner.dedup.pipeline import band_keys_for_texts
     from corpus_miner.io.digest import OrderedDigest
 
     texts = block.column("text").combine_chunks()
     digest = OrderedDigest()
     digest.update(texts, first)
-    return band_keys_for_texts(texts, params), digest.state()
+    numbers = pa.array([str(first + i) for i in range(block.num_rows)], pa.string())
+    ids = pc.if_else(pc.is_null(block.column("id").combine_chunks()), numbers,
+                     block.column("id").combine_chunks())
+    return band_keys_for_texts(texts, params), ids, digest.state()
 
 
-def band_keys(blocks: list, params: LSHBloomParams) -> tuple[np.ndarray, tuple[int, int]]:
-    """(uint64 (documents, bands) band keys of the blocks in order, the OrderedDigest state of
-    their texts, for the driver's second read)."""
+def block_keys(blocks: list, params: LSHBloomParams) -> tuple[list, list, tuple[int, int]]:
+    """(uint64 (documents, bands) band keys of each block, its ids, in order; the
+    OrderedDigest state of their texts, for the driver's second read)."""
     from corpus_miner.io.digest import OrderedDigest
     from corpus_miner.ray.documents import block_offsets
 
     offsets = block_offsets(blocks)
     refs = [_block_keys.remote(b, params, int(offsets[i])) for i, b in enumerate(blocks)]
-    bands = params.bands_rows[0]
-    keys, digest = [np.zeros((0, bands), np.uint64)], OrderedDigest()
+    keys, ids, digest = [], [], OrderedDigest()
     for ref in refs:  # in order, one block's keys at a time besides those gathered
-        found, (documents, value) = ray.get(ref)
+        found, named, (documents, value) = ray.get(ref)
         keys.append(found)
+        ids.append(named)
         digest.combine(value, documents)
-    return np.concatenate(keys), digest.state()
+    return keys, ids, digest.state()
+
+
+def concatenated(keys: list, params: LSHBloomParams) -> np.ndarray:
+    return np.concatenate([np.zeros((0, params.bands_rows[0]), np.uint64), *keys])
