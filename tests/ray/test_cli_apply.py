@@ -101,6 +101,33 @@ def test_dedup_writes_the_same_records_and_index(ray_cluster, inputs, tmp_path, 
         assert states[0].bloom == states[1].bloom
 
 
+@pytest.mark.parametrize("extra", [[], ["--mode", "minhash_lsh"], ["--expected-items", "20"]])
+def test_index_build_writes_the_local_index(ray_cluster, inputs, tmp_path, extra, capsys):
+    from corpus_miner.dedup import LSHBloom
+
+    options = ["--num-perm", "64", "--threshold", "0.5", *extra]
+    for engine in ("local", "ray"):
+        assert main(["index", "build", *inputs, "-o", str(tmp_path / engine), *options]
+                    + (["--engine", "ray"] if engine == "ray" else [])) == 0
+    local, ray = (LSHBloom.load(tmp_path / engine) for engine in ("local", "ray"))
+    assert local.metadata() == ray.metadata()
+
+    def snapshots(model):  # each file's digest, as `index add` checks them; not the time
+        return [{k: v for k, v in snap.items() if k != "time"} for snap in model.snapshots_]
+    assert snapshots(local) == snapshots(ray) and len(snapshots(local)[0]["inputs"]) == 3
+    states = local.to_state(), ray.to_state()
+    if "minhash_lsh" in extra:
+        assert states[0].band_table.items()[0].tolist() == states[1].band_table.items()[0].tolist()
+        assert states[0].ids.to_pylist() == states[1].ids.to_pylist()
+    else:
+        assert states[0].bloom == states[1].bloom
+    # an index built on Ray serves `index add` of the local engine, which refuses a file it has
+    capsys.readouterr()
+    assert main(["index", "add", str(tmp_path / "ray"), inputs[0], "-o",
+                 str(tmp_path / "new.jsonl")]) == 2
+    assert "this input was added to the index before" in capsys.readouterr().err
+
+
 def test_refusals_are_one_line(ray_cluster, inputs, tmp_path, capsys):
     ray = ["--engine", "ray"]
     assert main(["clean", *inputs, *PARAMS, "-o", str(tmp_path / "x.jsonl"), "--keep-first",

@@ -105,6 +105,9 @@ def register(subparsers) -> None:
     build.add_argument("-o", "--output", required=True, metavar="INDEX_DIR",
                        help="index folder to write (replaced atomically)")
     _add_model_arguments(build)
+    from corpus_miner.cli.ray_engine import add_ray_arguments
+
+    add_ray_arguments(build)
     build.set_defaults(handler=run_index_build, outputs=(Output("output", "-o", folder=True),))
 
     query = actions.add_parser(
@@ -200,6 +203,10 @@ def run_dedup(args: argparse.Namespace) -> int:
 
 
 def run_index_build(args: argparse.Namespace) -> int:
+    if args.engine == "ray":
+        from corpus_miner.cli.ray_engine import run_index_build as run_on_ray
+
+        return run_on_ray(args)
     import numpy as np
     import pyarrow as pa
 

@@ -174,6 +174,71 @@ def run_dedup(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_ray_arguments(parser: argparse.ArgumentParser) -> None:
+    """--engine local|ray and --address, for a command that runs locally or on Ray only."""
+    group = parser.add_argument_group("engine")
+    group.add_argument("--engine", choices=("local", "ray"), default="local",
+                       help="local (default: in this process) or ray (needs the `ray` extra; "
+                       "same output)")
+    group.add_argument("--address", default=None, metavar="auto|ray://HOST:PORT",
+                       help="Ray cluster to join with --engine ray (default: start a local one "
+                       "with this machine's cores); the input paths must be readable by every "
+                       "worker")
+
+
+def run_index_build(args: argparse.Namespace) -> int:
+    """index build: band keys in Ray tasks, the index filled by the local LSHBloom on the
+    driver as the local command fills it, each file's digest computed where it is read."""
+    import time
+
+    import pyarrow as pa
+
+    from corpus_miner.cli.common import note_read_stats, print_summary
+    from corpus_miner.cli.dedup import _growth_note
+    from corpus_miner.cli.dedup_common import _model
+    from corpus_miner.dedup.incremental import snapshot_record
+    from corpus_miner.errors import InputError
+    from corpus_miner.io.locations import display
+    from corpus_miner.io.storage import current_storage_options
+
+    started = time.perf_counter()
+    model = _model(args)
+    params = model.params.validated()
+    _connect(args)
+    from corpus_miner.ray.dedup import block_keys, concatenated
+    from corpus_miner.ray.documents import input_blocks
+
+    with _errors():
+        read = input_blocks(args.inputs, args.text_field, args.id_field, args.skip_bad,
+                            current_storage_options())
+        keys, ids, _ = block_keys(read.refs, params)
+    note_read_stats(args, read.stats)
+    sources = [source for source, _, _ in read.digests]
+    if len(set(sources)) < len(sources):
+        raise InputError("--engine ray indexes each file once; a file is given twice (or inside "
+                         "two inputs): run it with the local engine")
+    if args.expected_items is not None or params.mode == "minhash_lsh":
+        for block, named in zip(keys, ids, strict=True):  # grows as needed: partial_fit's steps
+            if not model.is_fitted():
+                model._start(None)
+            model._add(model._checked_keys(block), named, detect=False)
+    elif keys:  # the filter sized from the input
+        model._fit_keys(concatenated(keys, params), pa.chunked_array(ids, pa.string()))
+    if not model.is_fitted():
+        raise InputError("no documents in the inputs; nothing to index")
+    inputs = [{"name": display(source), "digest": f"{value:016x}", "documents": documents}
+              for source, value, documents in read.digests]
+    model.snapshots_.append(snapshot_record(inputs, model.n_documents_, 0, model.n_documents_))
+    model.save(args.output)
+    _growth_note("index build", model, args.expected_items)
+    meta = model.metadata()
+    size = meta["bloom"]["size_bytes"] if "bloom" in meta else meta["band_entries"] * 16
+    print_summary("index build", documents=model.n_documents_, mode=model.params_.mode,
+                  bands=model.bands_, rows=model.rows_, index_bytes=size,
+                  seconds=round(time.perf_counter() - started, 3))
+    return 0
+
+
 def _errors():
     from corpus_miner.ray.documents import one_line_errors
 
