@@ -4,6 +4,7 @@ corpus-miner error naming it, the same for every algorithm and mode."""
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from corpus_miner.corpus.token_corpus import TokenCorpus
@@ -30,13 +31,23 @@ def test_a_progress_that_is_not_callable_is_a_parameter_error():
     assert seen
 
 
-def test_a_dataframe_is_refused_with_its_column_named():
+@pytest.mark.parametrize("mode", ["lshbloom", "minhash_lsh"])
+def test_a_dataframe_gives_its_text_column(mode):
     pandas = pytest.importorskip("pandas")
-    frame = pandas.DataFrame({"text": ["a b c d e f", "a b c d e f"]})
-    with pytest.raises(InputError, match=r"DataFrame; pass its text column"):
-        LSHBloom(num_perm=16).deduplicate(frame)
-    assert LSHBloom(num_perm=16).deduplicate(frame["text"]).is_duplicate.tolist() == [False,
-                                                                                     True]
+    texts = ["a b c d e f", "a b c d e f", None, "x y z w v u", "a b c d e f"]
+    frame = pandas.DataFrame({"body": texts, "n": range(5)})
+    as_texts = [t or "" for t in texts]
+    model = LSHBloom(num_perm=16, mode=mode)
+    expected = LSHBloom(num_perm=16, mode=mode).deduplicate(as_texts).is_duplicate.tolist()
+    assert model.deduplicate(frame, text_col="body").is_duplicate.tolist() == expected
+    assert model.query(frame, text_col="body").is_duplicate.all()
+    table = LSHBloom(num_perm=16, mode=mode).fit(pa.table({"text": as_texts[:2]}))
+    assert table.query(frame, text_col="body").is_duplicate.tolist() == [True, True, False,
+                                                                        False, True]
+    with pytest.raises(InputError, match="text_col='text' is not a column"):
+        model.deduplicate(frame)
+    with pytest.raises(InputError, match="column 'n' has type int64, expected strings"):
+        model.partial_fit(frame, text_col="n")
 
 
 @pytest.mark.parametrize("mode", ["lshbloom", "minhash_lsh"])

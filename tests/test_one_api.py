@@ -103,10 +103,17 @@ def test_a_list_of_strings_that_name_files_is_refused(data):
         BloomSpan(sigma=2, min_length=2).fit([str(data["path"])])
 
 
-def test_a_pandas_frame_is_refused():
-    pd = pytest.importorskip("pandas")
+def test_a_pandas_frame_gives_the_phrases_of_its_table(data):
+    pytest.importorskip("pandas")
+    table = _table(data["docs"]).rename_columns(["id", "url", "body"])
+    frame = table.to_pandas()
+    miner = BloomSpan(sigma=SIGMA, min_length=MIN_LENGTH).fit(frame, text_col="body")
+    assert list(miner.phrases_.rows()) == data["phrases"]
+    assert miner.stats_["documents"] == len(frame)
+    with pytest.raises(InputError, match="text_col='text' is not a column of the DataFrame"):
+        BloomSpan(sigma=2, min_length=2).fit(frame)
     with pytest.raises(InputError, match="cannot read documents from DataFrame"):
-        BloomSpan(sigma=2, min_length=2).fit(pd.DataFrame({"text": ["a b"]}))
+        BloomSpan(sigma=2, min_length=2).fit(type("DataFrame", (), {"__iter__": list})())
 
 
 def test_parameters_are_checked_before_reading():
@@ -287,7 +294,7 @@ def test_spark_lshbloom_has_the_same_methods_with_the_same_arguments():
 
     spark_only = {"to_local", "from_local", "unpersist"}
     assert _public_methods(SparkLSHBloom) == LSHBLOOM_METHODS | spark_only
-    for name in ("query", "partial_fit"):
+    for name in ("deduplicate", "query", "partial_fit"):
         local = set(inspect.signature(getattr(LSHBloom, name)).parameters)
         on_spark = set(inspect.signature(getattr(SparkLSHBloom, name)).parameters)
         shared = {"update", "add", "return_band_keys"} & local

@@ -6,8 +6,8 @@ local and the Spark engines alike:
 - paths: a `str` or `os.PathLike` (a file, a folder, a glob, a URL, `-` for stdin, or one saved
   corpus folder), or a list or tuple of `os.PathLike` (`pathlib.Path`): read by the command line's
   readers (JSONL, Parquet, text folders), with the text and id fields named by the caller;
-- a pyarrow `Table`, `RecordBatch` or `RecordBatchReader`: one document per row, the text in the
-  column `text_col`, the id in `id_col` (else the row number);
+- a pyarrow `Table`, `RecordBatch` or `RecordBatchReader`, or a pandas `DataFrame`: one document
+  per row, the text in the column `text_col`, the id in `id_col` (else the row number);
 - a `TokenCorpus` (or any object with `tokens`, `doc_offsets` and `vocab`): already tokenized;
 - any other iterable of texts (`str`, or None for an empty document): a list, a generator, a
   pyarrow string array.
@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 - pa.compute
 
 from corpus_miner.errors import InputError
 
@@ -121,6 +122,8 @@ def documents(X: DocumentsLike, *, text_col: str = "text", id_col: str = "id",
         return Documents("arrow", table=table, **options)
     if isinstance(X, pa.RecordBatchReader):
         return Documents("arrow", reader=X, **options)
+    if _is_pandas_frame(X):
+        return Documents("arrow", table=pandas_table(X, text_col, where), **options)
     if all(hasattr(X, name) for name in ("tokens", "doc_offsets", "vocab")):
         return Documents("corpus", corpus=X, **options)
     if isinstance(X, (pa.Array, pa.ChunkedArray)):
@@ -149,8 +152,44 @@ def documents(X: DocumentsLike, *, text_col: str = "text", id_col: str = "id",
 
 
 def _is_frame(X) -> bool:
-    """A pandas or Spark DataFrame: iterable (over column names), not documents."""
+    """A DataFrame not read here (Spark's): iterable (over column names), not documents."""
     return type(X).__name__ == "DataFrame"
+
+
+def _is_pandas_frame(X) -> bool:
+    return type(X).__name__ == "DataFrame" and type(X).__module__.startswith("pandas")
+
+
+def pandas_table(frame, text_col: str, where: str) -> pa.Table:
+    """A pandas DataFrame as a pyarrow Table (its index left out), its text column checked."""
+    if text_col not in frame.columns:
+        raise InputError(f"{where}: text_col={text_col!r} is not a column of the DataFrame "
+                         f"(columns: {list(frame.columns)}); pass text_col= with the right name")
+    try:
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise InputError(f"{where}: the DataFrame does not convert to Arrow ({exc})") from None
+    text_type = table.schema.field(text_col).type
+    if not (pa.types.is_string(text_type) or pa.types.is_large_string(text_type)
+            or pa.types.is_null(text_type)):
+        raise InputError(f"{where}: column {text_col!r} has type {text_type}, expected strings")
+    return table
+
+
+def texts_of_table(X, text_col: str, where: str):
+    """The text column of a pandas DataFrame or a pyarrow Table / RecordBatch (null texts are
+    empty documents), or None when X is neither (then X is the texts themselves)."""
+    if _is_pandas_frame(X):
+        X = pandas_table(X, text_col, where)
+    if not isinstance(X, (pa.Table, pa.RecordBatch)):
+        return None
+    if text_col not in X.schema.names:
+        raise InputError(f"{where}: text_col={text_col!r} is not a column (columns: "
+                         f"{X.schema.names}); pass text_col= with the right name")
+    column = X.column(text_col)
+    if pa.types.is_null(column.type):
+        column = column.cast(pa.string())
+    return pa.compute.fill_null(column, "")
 
 
 def _names_a_file(text: str) -> bool:

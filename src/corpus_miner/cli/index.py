@@ -15,6 +15,7 @@ import time
 from typing import TYPE_CHECKING
 
 from corpus_miner.cli.common import add_input_arguments, add_record_output_argument, print_summary
+from corpus_miner.cli.engine import add_engine_arguments, ending_the_jvm, on_spark
 from corpus_miner.cli.outputs import Output
 from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.io.locations import display, is_remote
@@ -57,6 +58,7 @@ def register(actions, add_model_arguments, records_output: Output) -> None:
     add.add_argument("--force", action="store_true",
                      help="add inputs even when the index absorbed the same documents before")
     add_model_arguments(add)
+    add_engine_arguments(add)
     add.set_defaults(handler=run_index_add, parser_defaults=_defaults_of(add), outputs=(
         records_output, Output("index_dir", "INDEX_DIR", folder=True)))
 
@@ -131,7 +133,7 @@ def run_index_add(args: argparse.Namespace) -> int:
     from corpus_miner.dedup.generations import writing
 
     with writing(args.index_dir):  # another add waits: it must build on this one's generation
-        return _add(args)
+        return _add_on_spark(args) if on_spark(args) else _add(args)
 
 
 def _add(args: argparse.Namespace) -> int:
@@ -188,6 +190,94 @@ def _add(args: argparse.Namespace) -> int:
     print_summary("index add", documents=counts["documents"], duplicates=counts["duplicates"],
                   written=written, indexed=model.n_documents_,
                   snapshots=len(model.snapshots_), seconds=round(time.perf_counter() - started, 3))
+    return 0
+
+
+def _add_on_spark(args: argparse.Namespace) -> int:
+    """index add with the flags and the index computed on Spark (SparkLSHBloom.deduplicate with
+    update=True: the index's layers filled by partition-local filters); the driver reads the
+    inputs first for their digests (an input absorbed before is refused before the JVM starts)
+    and again to write the output, checked against what the executors read."""
+    from corpus_miner.cli.dedup_common import _model, _read
+    from corpus_miner.io import ReadStats
+    from corpus_miner.io.digest import TextsDigest
+
+    if is_remote(args.index_dir):
+        raise ParameterError("index add --engine spark writes a local index folder; add to an "
+                             "index at a URL with the local engine")
+    existing = _index_exists(args.index_dir)
+    model = load_index(args.index_dir) if existing else _model(args)
+    if existing:
+        _check_parameters(args, args.parser_defaults, model)
+    else:
+        model.params.validated()  # a bad parameter is one line before the JVM starts
+    digests: dict = {}
+    for batch in _read(args, ReadStats(), "digesting"):
+        digests.setdefault(batch.source, TextsDigest()).update_batch(batch)
+    inputs = [{"name": display(source), "digest": f"{digest.value:016x}",
+               "documents": digest.documents} for source, digest in digests.items()]
+    if existing and not args.force:
+        from corpus_miner.dedup.incremental import refuse_absorbed
+
+        refuse_absorbed(model.snapshots_, inputs)
+    n_documents = sum(item["documents"] for item in inputs)
+    if not existing and not n_documents:
+        raise InputError("no documents in the inputs; nothing to index")
+    if args.add_what == "unique" and not existing and args.expected_items is None:
+        model.set_params(expected_items=max(n_documents, 1))  # sized by the first snapshot
+    return ending_the_jvm(lambda a: _spark_add(a, model, existing, inputs))(args)
+
+
+def _spark_add(args: argparse.Namespace, model: LSHBloom, existing: bool,
+               inputs: list[dict]) -> int:
+    from corpus_miner.cli import engine
+    from corpus_miner.cli.common import note_read_stats, shard_plan
+    from corpus_miner.cli.dedup_common import _read, _selection
+    from corpus_miner.dedup.incremental import snapshot_record
+    from corpus_miner.dedup.result import DedupResult
+    from corpus_miner.io import ReadStats, write_records
+    from corpus_miner.io.digest import checked_reread
+    from corpus_miner.spark import SparkLSHBloom, documents
+
+    started = time.perf_counter()
+    on_spark = SparkLSHBloom.from_state(model.to_state(), copy=False) if existing \
+        else SparkLSHBloom(**model.get_params())
+    # a new index is sized by its first snapshot, as `dedup` sizes its filter, unless
+    # --expected-items or --add unique (then it grows from expected_items)
+    update = existing or args.expected_items is not None or args.add_what == "unique"
+    spark = engine.spark_session(args)
+    with documents.one_line_errors():
+        docs = engine.spark_documents(spark, args)
+        first = documents.unit_offsets(docs)
+        ordered = documents.with_row_ids(docs, first)
+        result = on_spark.deduplicate(ordered, text_col="text", id_col="id", order_col="order",
+                                      annotate=True, update=update, add=args.add_what)
+        columns = ["is_duplicate"] + (["duplicate_of"] if "duplicate_of" in result.columns
+                                      else [])
+        flags = result.orderBy("order").select(*columns).toArrow()
+        note_read_stats(args, documents.read_stats(docs))
+        texts_read = documents.texts_digest(docs, first)
+    is_duplicate = flags.column("is_duplicate").to_numpy(zero_copy_only=False)
+    duplicate_of = flags.column("duplicate_of").to_pylist() if len(columns) > 1 else None
+    answer = DedupResult(is_duplicate, duplicate_of_id=duplicate_of)
+    duplicates = int(is_duplicate.sum())
+
+    def tables():
+        start = 0
+        for batch in checked_reread(_read(args, ReadStats(), "writing"), texts_read,
+                                    "index add"):
+            part = answer.part(start, start + len(batch))
+            start += len(batch)
+            yield _selection(batch, part, args.annotate)
+
+    written = write_records(tables(), args.output,
+                            shards=shard_plan(args, total_rows=len(is_duplicate)))
+    added = len(answer) - duplicates if args.add_what == "unique" else len(answer)
+    on_spark.snapshots_.append(snapshot_record(inputs, len(answer), duplicates, added))
+    on_spark.save(args.index_dir)
+    print_summary("index add", documents=len(answer), duplicates=duplicates, written=written,
+                  indexed=on_spark.n_documents_, snapshots=len(on_spark.snapshots_),
+                  engine="spark", seconds=round(time.perf_counter() - started, 3))
     return 0
 
 

@@ -27,18 +27,23 @@ from corpus_miner.dedup.scalable_bloom import ScalableBloomFilter
 from corpus_miner.dedup.state import LSHBloomState
 from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.estimator import Estimator
+from corpus_miner.sources import texts_of_table
 
 STREAM_BATCH = 4096  # texts per batch when fit / deduplicate / query read an iterator
 _MAX_TABLE_HINT = 1 << 24  # keys pre-allocated in a band table (256 MiB); more grow it
 _END = object()
 
 
+def _texts(texts, text_col: str, where: str):
+    """The texts of a table (a pandas DataFrame, a pyarrow Table or RecordBatch: its column
+    text_col, through corpus_miner.sources), else texts as given."""
+    column = texts_of_table(texts, text_col, f"LSHBloom.{where}")
+    return texts if column is None else column
+
+
 def _is_sized(texts) -> bool:
     """True for inputs whose length is known up front (lists, arrays, Arrow arrays); an
     InputError for what is no ordered collection of texts (a mapping, a set, None)."""
-    if hasattr(texts, "columns") and hasattr(texts, "iloc"):  # a pandas DataFrame: its columns
-        raise InputError("texts must be a sequence of strings, got a DataFrame; pass its "
-                         "text column (df['text'])")
     if isinstance(texts, (Mapping, Set)) or not isinstance(texts, Iterable):
         raise InputError(f"texts must be a sequence or an iterable of strings in input order, got "
                          f"{type(texts).__name__}")
@@ -260,21 +265,25 @@ class LSHBloom(Estimator):
         return keys.astype(np.uint64, copy=False)
 
     # -- public API ------------------------------------------------------------------------------
-    def fit(self, texts, ids=None) -> LSHBloom:
+    def fit(self, texts, ids=None, *, text_col: str = "text") -> LSHBloom:
         """Index a reference corpus, replacing any previous index; no document is flagged.
 
         Parameters
         ----------
-        texts : list, array or iterable of str
-            The documents in order; a generator is read once, in batches.
+        texts : list, array or iterable of str, or a table
+            The documents in order; a generator is read once, in batches. A pandas DataFrame
+            or a pyarrow Table / RecordBatch gives its column `text_col` (null: empty).
         ids : sequence or iterable, optional
             One id per text (minhash_lsh names matches by them); default the ordinals.
+        text_col : str, default "text"
+            The text column of a table.
 
         Returns
         -------
         LSHBloom
             self, fitted.
         """
+        texts = _texts(texts, text_col, "fit")
         if _is_sized(texts):
             return self._fit_keys(self._band_keys(texts, fresh=True), ids)
         self._start(None)
@@ -288,20 +297,22 @@ class LSHBloom(Estimator):
         self._add(self._checked_keys(band_keys), ids, detect=False)
         return self
 
-    def partial_fit(self, texts, ids=None) -> LSHBloom:
+    def partial_fit(self, texts, ids=None, *, text_col: str = "text") -> LSHBloom:
         """Add documents to the index without flagging them; an unfitted object starts an
         index that grows as documents come (layers of expected_items documents).
 
         Parameters
         ----------
-        texts : list, array or iterable of str
+        texts : list, array or iterable of str, or a table (as for fit)
         ids : sequence or iterable, optional
+        text_col : str, default "text"
 
         Returns
         -------
         LSHBloom
             self.
         """
+        texts = _texts(texts, text_col, "partial_fit")
         if not self.is_fitted():
             self._start(None)
         if not _is_sized(texts):
@@ -311,15 +322,16 @@ class LSHBloom(Estimator):
         self._add(self._band_keys(texts), ids, detect=False)
         return self
 
-    def deduplicate(self, texts, ids=None, *, update: bool = False,
-                    add: str = "all") -> DedupResult:
+    def deduplicate(self, texts, ids=None, *, update: bool = False, add: str = "all",
+                    text_col: str = "text") -> DedupResult:
         """Flag every document that shares a band key with an EARLIER one (input order, same
         batch included).
 
         Parameters
         ----------
-        texts : list, array or iterable of str
-            The documents in order; a generator is read once, in batches.
+        texts : list, array or iterable of str, or a table
+            The documents in order; a generator is read once, in batches. A pandas DataFrame
+            or a pyarrow Table / RecordBatch gives its column `text_col` (null: empty).
         ids : sequence or iterable, optional
             One id per text; in minhash_lsh, `duplicate_of_id` names matches by them.
         update : bool, default False
@@ -333,6 +345,8 @@ class LSHBloom(Estimator):
             Whose band keys go into the index: every document's, or only those not flagged
             (then a document is checked against the earlier *unique* ones, what
             `corpus-miner index add --add unique` keeps).
+        text_col : str, default "text"
+            The text column of a table.
 
         Returns
         -------
@@ -357,6 +371,7 @@ class LSHBloom(Estimator):
         """
         if add not in ("all", "unique"):
             raise ParameterError(f"add must be 'all' or 'unique', got {add!r}")
+        texts = _texts(texts, text_col, "deduplicate")
         if _is_sized(texts):
             sized = self._band_keys(texts, fresh=not update or not self.is_fitted())
             return self._deduplicate_keys(sized, ids, update=update, add=add)
@@ -434,16 +449,19 @@ class LSHBloom(Estimator):
         return DedupResult(result.is_duplicate, result.duplicate_of, result.duplicate_of_id,
                            labels)
 
-    def query(self, texts, ids=None, return_band_keys: bool = False) -> DedupResult:
+    def query(self, texts, ids=None, return_band_keys: bool = False, *,
+              text_col: str = "text") -> DedupResult:
         """Match documents against the index, read-only: documents of `texts` are not matched
         against each other, nor added.
 
         Parameters
         ----------
-        texts : list, array or iterable of str
+        texts : list, array or iterable of str, or a table (as for fit)
         ids : ignored, accepted so that query and deduplicate take the same arguments
         return_band_keys : bool, default False
             Also return the (n, bands) uint64 band keys in `band_keys`.
+        text_col : str, default "text"
+            The text column of a table.
 
         Returns
         -------
@@ -457,6 +475,7 @@ class LSHBloom(Estimator):
             Before fit / deduplicate / load.
         """
         self.check_is_fitted()
+        texts = _texts(texts, text_col, "query")
         if not _is_sized(texts):
             return DedupResult.concat([self.query([], None, return_band_keys)] + [
                 self.query(chunk, None, return_band_keys) for chunk, _ in _batches(texts, None)])

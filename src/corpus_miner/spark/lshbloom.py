@@ -38,8 +38,8 @@ from corpus_miner.dedup.scalable_bloom import ScalableBloomFilter
 from corpus_miner.dedup.state import LSHBloomState
 from corpus_miner.errors import ParameterError
 from corpus_miner.estimator import Estimator
-from corpus_miner.spark import filters, frames
-from corpus_miner.spark.frames import FIRST, KEY, KEYS, ORDER
+from corpus_miner.spark import batches, filters, frames
+from corpus_miner.spark.frames import FIRST, KEY, KEYS, ORDER, ROWS
 
 DEFAULT_CHUNKS = 4
 WAVE_BYTES = 256 << 20  # one-shot lshbloom dedup: filters per wave (driver memory, broadcasts)
@@ -299,24 +299,71 @@ class SparkLSHBloom(Estimator):
             .withColumn("is_duplicate", F.col("duplicate_of").isNotNull()).drop(ORDER)
 
     def deduplicate(self, df: DataFrame, text_col: str = "text", id_col: str | None = "id",
-                    order_col: str | None = None, annotate: bool = False) -> DataFrame:
-        """One-shot: drop every row sharing a band key with an EARLIER row (input order, or
-        order_col), chunk-internal pairs included; leaves self fitted on all rows.
+                    order_col: str | None = None, annotate: bool = False, *,
+                    update: bool = False, add: str = "all") -> DataFrame:
+        """Drop every row sharing a band key with an EARLIER row (input order, or order_col),
+        chunk-internal pairs included, as LSHBloom.deduplicate.
 
-        annotate=True keeps every row and adds `is_duplicate` (and, in minhash_lsh, `duplicate_of`:
-        the id of the earliest matching row).
+        Parameters
+        ----------
+        df : pyspark.sql.DataFrame
+        text_col, id_col, order_col : str
+            The text, id (None: no ids) and order (None: the input order) columns.
+        annotate : bool, default False
+            Keep every row and add `is_duplicate` (and, in minhash_lsh, `duplicate_of`: the id
+            of the earliest matching row).
+        update : bool, default False
+            False: one-shot, self ends fitted on df's rows alone. True: rows are also checked
+            against the current index, then added to it (an unfitted object starts a growing
+            index); the index equals the local engine's after the same `deduplicate(update=
+            True)`, byte for byte.
+        add : {"all", "unique"}, default "all"
+            Whose band keys go into the index. "unique" decides row by row (a row's flag
+            depends on the flags before it), so Spark computes the band keys and the driver
+            runs the local engine on them (8 bytes x bands per row reach the driver).
+
+        Returns
+        -------
+        pyspark.sql.DataFrame
+            The unique rows of df, or all of them with `is_duplicate` (annotate=True).
+
+        Raises
+        ------
+        ParameterError
+            A bad parameter, `add` other than "all" / "unique", or update=True on an index
+            fitted with other parameters.
+        InputError
+            A missing column, a text column that is not a string, a null text.
         """
         params = self._validated()
+        if add not in ("all", "unique"):
+            raise ParameterError(f"add must be 'all' or 'unique', got {add!r}")
         self._checked(df, text_col, id_col, "deduplicate", count_nulls=False)
         ordered, n_documents, n_null = frames.with_input_order(df, order_col, text_col)
         frames.check_no_null_texts(df, text_col, id_col, "deduplicate", n_null)
-        self._start(params, n_documents)
+        continuing = update and self.is_fitted()
+        if continuing and self.params_ != params:
+            raise ParameterError("deduplicate(update=True) with other parameters than the fitted "
+                                 "index's; load the index with SparkLSHBloom.load(path)")
+        if not continuing:
+            self._start(params, n_documents if not update else 0)
+            self.snapshots_ = []
+            if update and params.mode == "lshbloom":  # a growing index, as the local engine's
+                self.bloom_ = ScalableBloomFilter(params.expected_items or DEFAULT_CAPACITY,
+                                                  params.fp_prob, self.bands_)
         keyed = self._persist(ordered.select(ORDER, self._id_expr(id_col),
                                              self._keys_column(params, text_col).alias(KEYS)))
-        if params.mode == "lshbloom":
+        if add == "unique":
+            flags = self._dedup_on_driver(keyed, update, continuing)
+        elif params.mode == "lshbloom" and update:
+            flags = self._bloom_update(keyed, n_documents)
+        elif params.mode == "lshbloom":
             flags = self._chunked_bloom_dedup(keyed, n_documents)
+        elif continuing:
+            flags = self._band_table_update(keyed, n_documents)
         else:
             flags = self._band_table_dedup(keyed)
+            self.n_documents_ = n_documents
         self._release(keyed)
         flag_df = self._flags_frame(df.sparkSession, flags, keyed)
         joined = ordered.join(F.broadcast(flag_df.withColumn("_cm_dup", F.lit(True))), ORDER,
@@ -326,6 +373,108 @@ class SparkLSHBloom(Estimator):
             return joined.filter(~is_dup).select(*df.columns)
         extra = ["duplicate_of"] if params.mode == "minhash_lsh" else []
         return joined.withColumn("is_duplicate", is_dup).select(*df.columns, "is_duplicate", *extra)
+
+    def _dedup_on_driver(self, keyed: DataFrame, update: bool, continuing: bool) -> pd.DataFrame:
+        """The local engine's deduplicate on the band keys computed here, collected in order
+        (for add="unique", whose flags depend on each other row by row)."""
+        table = keyed.orderBy(ORDER).select("_cm_id", KEYS).toArrow()
+        keys = batches.list_column_to_keys(table.column(KEYS), self.bands_)
+        ids = table.column("_cm_id").combine_chunks()
+        local = LSHBloom.from_state(self.to_state(), copy=False) if continuing \
+            else LSHBloom(**self.params_.to_dict())
+        result = local._deduplicate_keys(keys, ids, update=update, add="unique")
+        self._adopt(local.to_state())
+        orders = np.flatnonzero(result.is_duplicate).astype(np.int64)
+        flags = pd.DataFrame({ORDER: orders})
+        if result.duplicate_of_id is not None:
+            flags["duplicate_of"] = [result.duplicate_of_id[i] for i in orders]
+        return flags
+
+    def _adopt(self, state: LSHBloomState) -> None:
+        """Serve `state` from now on (the index the driver computed)."""
+        snapshots = list(getattr(self, "snapshots_", []))
+        self._start(state.params, state.n_documents)
+        self.snapshots_ = snapshots
+        if state.params.mode == "lshbloom":
+            assert state.bloom is not None
+            self.bloom_ = state.bloom
+        else:
+            assert state.band_table is not None
+            self._table_state = state
+            self.band_entries_ = state.band_table.num_keys
+
+    def _bloom_update(self, keyed: DataFrame, n_documents: int) -> pd.DataFrame:
+        """ORDER of every duplicate of keyed against the current filter and its earlier rows;
+        the filter then holds them all. The rows are cut at the layers they fall in (the runs
+        of ScalableBloomFilter.reserve, as partial_fit) and into deduplicate_chunks pieces;
+        piece by piece, one pass builds the piece's filter (and its "twice" filter, as in the
+        one-shot dedup) and one queries the piece against the filter of everything before it,
+        which the piece's filter is then OR-ed into. Rows sharing a key inside a piece are
+        found exactly; a Bloom false positive between two rows of one piece cannot happen
+        (the one-shot dedup's only difference from the local engine too)."""
+        bloom = self.bloom_.copy()
+        keys_of = filters.keys_from_column(self.bands_)
+        found, candidates = [], []
+        piece = 0
+        for start, stop, index in bloom.reserve(n_documents):
+            chunks = max(1, min(self.deduplicate_chunks, stop - start))
+            for c in range(chunks):
+                lo = start + (stop - start) * c // chunks
+                hi = start + (stop - start) * (c + 1) // chunks
+                rows = keyed.filter((F.col(ORDER) >= lo) & (F.col(ORDER) < hi)).select(
+                    ORDER, KEYS, F.lit(0).cast("long").alias("_cm_piece"))
+                layer = bloom.layers[index]
+                ((mine, twice),) = filters.build_filters(rows, keys_of, layer.num_bits,
+                                                         layer.num_hashes, count_twice=True)
+                hits = filters.query_hits(rows, keys_of, {"earlier": [bloom], "twice": [twice]},
+                                          "_cm_piece")
+                found.append(hits["earlier"])
+                candidates.append((piece, hits["twice"]))
+                bloom.layers[index] = layer.merge(mine)
+                piece += 1
+        self.bloom_ = bloom
+        self.n_documents_ += n_documents
+        flagged = [pd.DataFrame({ORDER: orders, "_cm_piece": k}) for k, orders in candidates
+                   if len(orders)]
+        if flagged:
+            spark = keyed.sparkSession
+            subset = keyed.join(spark.createDataFrame(pd.concat(flagged)), ORDER)
+            inside = frames.later_rows(frames.key_groups(subset, ("_cm_piece",)))
+            found.append(inside.select(ORDER).toArrow().column(0).to_numpy())
+        orders = np.unique(np.concatenate([np.zeros(0, np.int64), *found]).astype(np.int64))
+        return pd.DataFrame({ORDER: orders})
+
+    def _band_table_update(self, keyed: DataFrame, n_documents: int) -> pd.DataFrame:
+        """ORDER and duplicate_of of every row of keyed matching the band table or an earlier
+        row (the earliest match: the smallest ordinal among its keys' first documents), from
+        one aggregation over the table's keys and keyed's; the table then holds them all."""
+        spark = keyed.sparkSession
+        old_table, old_ids = self._band_table(spark), self._doc_ids(spark)
+        first = self.n_documents_
+        id_type = old_ids.schema["_cm_id"].dataType if first else keyed.schema["_cm_id"].dataType
+        shifted = keyed.select((F.col(ORDER) + first).alias(ORDER),
+                               F.col("_cm_id").cast(id_type).alias("_cm_id"), KEYS)
+        entries = old_table.select(F.col(FIRST).alias(ORDER), KEY).unionByName(
+            shifted.select(ORDER, F.explode(KEYS).alias(KEY)))
+        groups = self._persist(entries.groupBy(KEY).agg(F.min(ORDER).alias(FIRST),
+                                                        F.collect_list(ORDER).alias(ROWS)))
+        ids = old_ids.select(ORDER, "_cm_id").unionByName(shifted.select(ORDER, "_cm_id"))
+        named = (frames.later_rows(groups)
+                 .join(ids.withColumnRenamed(ORDER, FIRST), FIRST)
+                 .select((F.col(ORDER) - first).alias(ORDER),
+                         F.col("_cm_id").alias("duplicate_of")))
+        flags = named.toPandas()
+        table, doc_ids = self._persist(groups.select(KEY, FIRST)), self._persist(ids)
+        self.band_entries_ = table.count()
+        doc_ids.count()
+        self._release(groups)
+        for stale in (old_table, old_ids):
+            if stale in self._persisted:
+                self._release(stale)
+        self.band_table_, self.doc_ids_ = table, doc_ids
+        self._table_state = None
+        self.n_documents_ = first + n_documents
+        return flags
 
     @staticmethod
     def _flags_frame(spark, flags: pd.DataFrame, keyed: DataFrame) -> DataFrame:
