@@ -37,12 +37,3 @@ def test_worker_errors_are_one_line(ray_cluster, tmp_path, capsys):
     assert not (tmp_path / "p.tsv").exists()
     assert main(["phrases", "-", "--engine", "ray"]) == 2
     assert "stdin" in capsys.readouterr().err
-
-
-def test_commands_without_a_ray_engine_refuse_it(tmp_path, capsys):
-    docs = write_jsonl(tmp_path / "a.jsonl", pages(8, 3, 0))
-    for command in (["dedup", str(docs), "-o", str(tmp_path / "d.jsonl")],):
-        with pytest.raises(SystemExit) as exit_info:
-            main([*command, "--engine", "ray"])
-        assert exit_info.value.code == 2
-        assert "invalid choice: 'ray'" in capsys.readouterr().err

@@ -1,5 +1,5 @@
-"""`corpus-miner report` and `clean` with `--engine ray` write the local engine's outputs byte for
-byte (through corpus_miner.cli.main, on the session's Ray cluster)."""
+"""`corpus-miner report`, `clean` and `dedup` with `--engine ray` write the local engine's
+outputs byte for byte (through corpus_miner.cli.main, on the session's Ray cluster)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ def inputs(tmp_path_factory):
     docs = synth.web(90, n_sites=4, vocabulary=300, mean_body_words=40, seed=3)
     pages = [{"id": f"p{i}", "url": f"https://site{i % 4}.example/{i}", "text": " ".join(d)}
              for i, d in enumerate(docs)]
+    pages[7]["text"] = pages[3]["text"]  # copies for dedup to find, within and across inputs
+    pages[70]["text"] = pages[12]["text"]
     first = folder / "a.jsonl"
     first.write_text("".join(json.dumps({k: v for k, v in page.items() if k != "id"}) + "\n"
                              for page in pages[:30]), encoding="utf-8")
@@ -41,13 +43,14 @@ def inputs(tmp_path_factory):
     return [str(first), str(second), str(third)]
 
 
-def both(args: list[str], outputs: list, tmp_path) -> list[tuple[bytes, bytes]]:
+def both(args: list[str], outputs: list, tmp_path, local=("--min-line-length", "0")
+         ) -> list[tuple[bytes, bytes]]:
     """The bytes of each output of the command, (local engine's, Ray engine's)."""
     found = []
     for engine in ("local", "ray"):
         named = [str(tmp_path / f"{engine}-{name}") for name in outputs]
         command = [part.format(*named) for part in args]
-        extra = ["--engine", "ray"] if engine == "ray" else ["--min-line-length", "0"]
+        extra = ["--engine", "ray"] if engine == "ray" else list(local)
         assert main(command + extra) == 0
         found.append([Path(path).read_bytes() for path in named])
     return list(zip(*found, strict=True))
@@ -73,11 +76,66 @@ def test_clean_writes_the_same_records(ray_cluster, inputs, tmp_path, mode):
     assert json.loads(json_local) == json.loads(json_ray)
 
 
+@pytest.mark.parametrize("extra", [["--annotate"], [], ["--annotate", "--mode", "minhash_lsh"],
+                                   ["--annotate", "--expected-items", "20"]])
+def test_dedup_writes_the_same_records_and_index(ray_cluster, inputs, tmp_path, extra):
+    from corpus_miner.dedup import LSHBloom
+
+    options = ["--num-perm", "64", "--threshold", "0.5", *extra]
+    for engine in ("local", "ray"):
+        assert main(["dedup", *inputs, "-o", str(tmp_path / f"{engine}.jsonl"), "--save-index",
+                     str(tmp_path / f"{engine}-index"), *options]
+                    + (["--engine", "ray"] if engine == "ray" else [])) == 0
+    local, ray = (tmp_path / "local.jsonl").read_bytes(), (tmp_path / "ray.jsonl").read_bytes()
+    assert local == ray
+    assert (local.count(b"\n") == 90) if extra else (0 < local.count(b"\n") <= 88)
+    indexes = [LSHBloom.load(tmp_path / f"{engine}-index") for engine in ("local", "ray")]
+    assert indexes[0].metadata() == indexes[1].metadata()
+    assert indexes[0].n_documents_ == indexes[1].n_documents_ == 90
+    states = [index.to_state() for index in indexes]
+    if "minhash_lsh" in extra:
+        assert states[0].band_table.items()[0].tolist() == states[1].band_table.items()[0].tolist()
+        assert states[0].ids.to_pylist() == states[1].ids.to_pylist()
+        assert b'"duplicate_of"' in local
+    else:
+        assert states[0].bloom == states[1].bloom
+
+
+@pytest.mark.parametrize("extra", [[], ["--mode", "minhash_lsh"], ["--expected-items", "20"]])
+def test_index_build_writes_the_local_index(ray_cluster, inputs, tmp_path, extra, capsys):
+    from corpus_miner.dedup import LSHBloom
+
+    options = ["--num-perm", "64", "--threshold", "0.5", *extra]
+    for engine in ("local", "ray"):
+        assert main(["index", "build", *inputs, "-o", str(tmp_path / engine), *options]
+                    + (["--engine", "ray"] if engine == "ray" else [])) == 0
+    local, ray = (LSHBloom.load(tmp_path / engine) for engine in ("local", "ray"))
+    assert local.metadata() == ray.metadata()
+
+    def snapshots(model):  # each file's digest, as `index add` checks them; not the time
+        return [{k: v for k, v in snap.items() if k != "time"} for snap in model.snapshots_]
+    assert snapshots(local) == snapshots(ray) and len(snapshots(local)[0]["inputs"]) == 3
+    states = local.to_state(), ray.to_state()
+    if "minhash_lsh" in extra:
+        assert states[0].band_table.items()[0].tolist() == states[1].band_table.items()[0].tolist()
+        assert states[0].ids.to_pylist() == states[1].ids.to_pylist()
+    else:
+        assert states[0].bloom == states[1].bloom
+    # an index built on Ray serves `index add` of the local engine, which refuses a file it has
+    capsys.readouterr()
+    assert main(["index", "add", str(tmp_path / "ray"), inputs[0], "-o",
+                 str(tmp_path / "new.jsonl")]) == 2
+    assert "this input was added to the index before" in capsys.readouterr().err
+
+
 def test_refusals_are_one_line(ray_cluster, inputs, tmp_path, capsys):
     ray = ["--engine", "ray"]
     assert main(["clean", *inputs, *PARAMS, "-o", str(tmp_path / "x.jsonl"), "--keep-first",
                  *ray]) == 2
     assert "--keep-first is not available with --engine ray" in capsys.readouterr().err
+    assert main(["dedup", *inputs, "-o", str(tmp_path / "d.jsonl"), "--expected-items", "9",
+                 "--shards", "2", *ray]) == 2
+    assert "--shards N needs the number of documents" in capsys.readouterr().err
     assert main(["report", str(tmp_path / "missing.jsonl"), *ray]) == 2
     errors = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
     assert len(errors) == 1 and "missing.jsonl: no such file" in errors[0]

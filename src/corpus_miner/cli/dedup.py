@@ -91,7 +91,7 @@ def register(subparsers) -> None:
                        help="also save the index of all input documents (for `index query`)")
     index_actions.add_against_argument(dedup)
     _add_model_arguments(dedup)
-    add_engine_arguments(dedup)
+    add_engine_arguments(dedup, ray=True)
     dedup.set_defaults(handler=run_dedup, outputs=(
         RECORDS_OUTPUT, Output("save_index", "--save-index", folder=True)),
         extra_inputs=("against",))
@@ -105,6 +105,9 @@ def register(subparsers) -> None:
     build.add_argument("-o", "--output", required=True, metavar="INDEX_DIR",
                        help="index folder to write (replaced atomically)")
     _add_model_arguments(build)
+    from corpus_miner.cli.ray_engine import add_ray_arguments
+
+    add_ray_arguments(build)
     build.set_defaults(handler=run_index_build, outputs=(Output("output", "-o", folder=True),))
 
     query = actions.add_parser(
@@ -142,6 +145,10 @@ def run_dedup(args: argparse.Namespace) -> int:
         if getattr(args, "against", None):
             raise ParameterError("--against runs on the local engine (leave out --engine spark)")
         return _run_on_spark(args)
+    if args.engine == "ray":
+        from corpus_miner.cli.ray_engine import run_dedup as run_on_ray
+
+        return run_on_ray(args)
     from corpus_miner.io import ReadStats, write_records
 
     started = time.perf_counter()
@@ -196,6 +203,10 @@ def run_dedup(args: argparse.Namespace) -> int:
 
 
 def run_index_build(args: argparse.Namespace) -> int:
+    if args.engine == "ray":
+        from corpus_miner.cli.ray_engine import run_index_build as run_on_ray
+
+        return run_on_ray(args)
     import numpy as np
     import pyarrow as pa
 

@@ -1,9 +1,10 @@
-"""`--engine ray` for `phrases`, `report` and `clean`: the inputs read by Ray tasks with
+"""`--engine ray` for `phrases`, `report`, `clean` and `dedup`: the inputs read by Ray tasks with
 corpus-miner's reader, mined by RayBloomSpan, and every output written by the driver with the
 local writers (byte-identical to the local engine's). `report` and `clean` apply the phrases in
 Ray tasks too (ray.apply); `clean` reads the inputs a second time on the driver to write every
 record back, as the local command does. `--address` joins a running cluster; without it a local
-one is started with the cores of this machine."""
+one is started with the cores of this machine. `dedup` computes the band keys in Ray tasks
+(ray.dedup) and decides with the local LSHBloom on the driver."""
 
 from __future__ import annotations
 
@@ -106,6 +107,135 @@ def run_clean(args: argparse.Namespace, finish) -> int:
                           id_field=args.id_field, skip_bad=args.skip_bad,
                           shards=shard_plan(args))
     finish(args, stats, share)
+    return 0
+
+
+def run_dedup(args: argparse.Namespace) -> int:
+    """dedup: band keys in Ray tasks, the flags by the local LSHBloom on the driver, the records
+    written from a second read of the inputs on the driver (refused if their texts changed)."""
+    import sys
+    import time
+
+    from corpus_miner.cli.common import shard_plan
+    from corpus_miner.cli.dedup import _growth_note
+    from corpus_miner.cli.dedup_common import _model, _read, _selection
+    from corpus_miner.io import ReadStats, write_records
+    from corpus_miner.io.digest import checked_reread
+    from corpus_miner.io.storage import current_storage_options
+
+    started = time.perf_counter()
+    model = _model(args)
+    params = model.params.validated()
+    if getattr(args, "against", None):
+        raise ParameterError("--against runs on the local engine (leave out --engine ray)")
+    sized = params.mode == "lshbloom" and args.expected_items is None
+    if args.shards is not None and not sized:
+        raise ParameterError("--shards N needs the number of documents before writing, and "
+                             "this dedup streams (--expected-items, or mode minhash_lsh): use "
+                             "--shard-size")
+    _connect(args)
+    from corpus_miner.dedup.result import DedupResult
+    from corpus_miner.ray.dedup import block_keys, concatenated
+    from corpus_miner.ray.documents import input_blocks
+
+    with _errors():
+        read = input_blocks(args.inputs, args.text_field, args.id_field, args.skip_bad,
+                            current_storage_options())
+        keys, ids, texts_read = block_keys(read.refs, params)
+    from corpus_miner.cli.common import note_read_stats
+
+    note_read_stats(args, read.stats)
+    if sized:  # one layer sized for the documents, as the local two-pass dedup
+        answer = model._deduplicate_keys(concatenated(keys, params))
+    else:  # a growing index, block after block in input order, as the local streaming dedup
+        model.partial_fit([])
+        answer = DedupResult.concat([model._deduplicate_keys(k, i, update=True)
+                                     for k, i in zip(keys, ids, strict=True)]
+                                    or [model.deduplicate([], update=True)])
+    n_documents = len(answer)
+
+    def tables():
+        start = 0
+        for batch in checked_reread(_read(args, ReadStats(), "writing"), texts_read, "dedup"):
+            part = answer.part(start, start + len(batch))
+            start += len(batch)
+            yield _selection(batch, part, args.annotate)
+
+    written = write_records(tables(), args.output,
+                            shards=shard_plan(args, total_rows=n_documents))
+    if args.save_index:
+        model.save(args.save_index)
+    _growth_note("dedup", model, args.expected_items)
+    duplicates = int(answer.is_duplicate.sum())
+    print(f"dedup: {duplicates:,} of {n_documents:,} documents are near-duplicates of an earlier "
+          f"one (similarity >= {model.threshold:g}, {model.mode_}, Ray); {written:,} written"
+          f"{' with is_duplicate' if args.annotate else ''} to {args.output} in "
+          f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return 0
+
+
+def add_ray_arguments(parser: argparse.ArgumentParser) -> None:
+    """--engine local|ray and --address, for a command that runs locally or on Ray only."""
+    group = parser.add_argument_group("engine")
+    group.add_argument("--engine", choices=("local", "ray"), default="local",
+                       help="local (default: in this process) or ray (needs the `ray` extra; "
+                       "same output)")
+    group.add_argument("--address", default=None, metavar="auto|ray://HOST:PORT",
+                       help="Ray cluster to join with --engine ray (default: start a local one "
+                       "with this machine's cores); the input paths must be readable by every "
+                       "worker")
+
+
+def run_index_build(args: argparse.Namespace) -> int:
+    """index build: band keys in Ray tasks, the index filled by the local LSHBloom on the
+    driver as the local command fills it, each file's digest computed where it is read."""
+    import time
+
+    import pyarrow as pa
+
+    from corpus_miner.cli.common import note_read_stats, print_summary
+    from corpus_miner.cli.dedup import _growth_note
+    from corpus_miner.cli.dedup_common import _model
+    from corpus_miner.dedup.incremental import snapshot_record
+    from corpus_miner.errors import InputError
+    from corpus_miner.io.locations import display
+    from corpus_miner.io.storage import current_storage_options
+
+    started = time.perf_counter()
+    model = _model(args)
+    params = model.params.validated()
+    _connect(args)
+    from corpus_miner.ray.dedup import block_keys, concatenated
+    from corpus_miner.ray.documents import input_blocks
+
+    with _errors():
+        read = input_blocks(args.inputs, args.text_field, args.id_field, args.skip_bad,
+                            current_storage_options())
+        keys, ids, _ = block_keys(read.refs, params)
+    note_read_stats(args, read.stats)
+    sources = [source for source, _, _ in read.digests]
+    if len(set(sources)) < len(sources):
+        raise InputError("--engine ray indexes each file once; a file is given twice (or inside "
+                         "two inputs): run it with the local engine")
+    if args.expected_items is not None or params.mode == "minhash_lsh":
+        for block, named in zip(keys, ids, strict=True):  # grows as needed: partial_fit's steps
+            if not model.is_fitted():
+                model._start(None)
+            model._add(model._checked_keys(block), named, detect=False)
+    elif keys:  # the filter sized from the input
+        model._fit_keys(concatenated(keys, params), pa.chunked_array(ids, pa.string()))
+    if not model.is_fitted():
+        raise InputError("no documents in the inputs; nothing to index")
+    inputs = [{"name": display(source), "digest": f"{value:016x}", "documents": documents}
+              for source, value, documents in read.digests]
+    model.snapshots_.append(snapshot_record(inputs, model.n_documents_, 0, model.n_documents_))
+    model.save(args.output)
+    _growth_note("index build", model, args.expected_items)
+    meta = model.metadata()
+    size = meta["bloom"]["size_bytes"] if "bloom" in meta else meta["band_entries"] * 16
+    print_summary("index build", documents=model.n_documents_, mode=model.params_.mode,
+                  bands=model.bands_, rows=model.rows_, index_bytes=size,
+                  seconds=round(time.perf_counter() - started, 3))
     return 0
 
 

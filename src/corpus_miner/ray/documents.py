@@ -45,25 +45,33 @@ def document_rows(batch, id_field: str, group_by: tuple[str, bool] | None) -> pa
 @ray.remote(num_returns="streaming")
 def _read_input(item: str, text_field: str, id_field: str, skip_bad: bool, storage,
                 group_by):
-    """The blocks of one input, then (last) what its reader tolerated (ReadStats.as_dict)."""
+    """The blocks of one input, then (last) what its reader tolerated (ReadStats.as_dict) and
+    the io.digest.TextsDigest of each file it read (source, value, documents)."""
     from corpus_miner.io import read_documents
+    from corpus_miner.io.digest import TextsDigest
     from corpus_miner.io.storage import using_storage_options
 
     stats = ReadStats()
+    digests: dict[str, TextsDigest] = {}
     with using_storage_options(storage):
         for batch in read_documents([item], text_field=text_field, id_field=id_field,
                                     skip_bad=skip_bad, stats=stats):
+            # per file read, over the reader's own batches: the digest `index` records
+            digests.setdefault(batch.source, TextsDigest()).update_batch(batch)
             yield document_rows(batch, id_field, group_by)
-    yield stats.as_dict()
+    yield {"stats": stats.as_dict(),
+           "digests": [(source, d.value, d.documents) for source, d in digests.items()]}
 
 
 @dataclass
 class InputBlocks:
-    """Object refs of the blocks of some inputs, in input order, and what their readers
-    tolerated (summed over the inputs)."""
+    """Object refs of the blocks of some inputs, in input order, what their readers tolerated
+    (summed over the inputs), and the TextsDigest (source, value, documents) of each file read,
+    in order."""
 
     refs: list
     stats: ReadStats
+    digests: list
 
 
 def input_blocks(inputs, text_field: str = "text", id_field: str = "id",
@@ -82,13 +90,15 @@ def input_blocks(inputs, text_field: str = "text", id_field: str = "id",
                              "folders), not a saved corpus folder; use the local engine")
     streams: list[Any] = [_read_input.remote(str(item), text_field, id_field, skip_bad,
                                              storage, group_by) for item in inputs]
-    refs, stats = [], ReadStats()
+    refs, stats, digests = [], ReadStats(), []
     for stream in streams:
         found = list(stream)  # refs only: the texts stay in the object store
         refs += found[:-1]
-        for name, value in ray.get(found[-1]).items():
+        last = ray.get(found[-1])
+        for name, value in last["stats"].items():
             setattr(stats, name, getattr(stats, name) + value)
-    return InputBlocks(refs, stats)
+        digests += last["digests"]
+    return InputBlocks(refs, stats, digests)
 
 
 @ray.remote
