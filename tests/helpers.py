@@ -14,6 +14,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def examples(n: int) -> int:
+    """max_examples for a hypothesis test with many: n, times EXAMPLES_SCALE when set (e.g.
+    EXAMPLES_SCALE=4 for the longer run the suite made before it had to fit in 15 minutes)."""
+    return max(1, round(n * float(os.environ.get("EXAMPLES_SCALE", "1"))))
+
+
 def as_arrays(docs) -> tuple[np.ndarray, np.ndarray]:
     """Documents as lists of token ids -> (uint32 tokens, int64 doc_offsets)."""
     tokens = np.array([t for doc in docs for t in doc], dtype=np.uint32)

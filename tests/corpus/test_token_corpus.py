@@ -159,6 +159,10 @@ def test_any_metadata_edit_is_refused_by_the_checksum(corpus, tmp_path, edit):
     (lambda m: m["arrays"]["tokens.bin"].update(dtype="O"), "unusable dtype"),
     (lambda m: m["arrays"].pop("doc_offsets.bin"), "does not list doc_offsets.bin"),
     (lambda m: m.update(arrays=[]), "no 'arrays' table"),
+    (lambda m: m["texts_digest"].update(value="z" * 16), "texts_digest is not the digest"),
+    (lambda m: m["texts_digest"].update(value=12), "texts_digest is not the digest"),
+    (lambda m: m["texts_digest"].update(documents=m["n_docs"] + 1), "texts_digest is not"),
+    (lambda m: m.update(texts_digest=[1, 2]), "texts_digest is not the digest"),
 ])
 def test_forged_metadata_is_refused_in_one_line(corpus, tmp_path, edit, message):
     corpus.save(tmp_path / "c")
@@ -200,3 +204,41 @@ def test_load_corpus_over_many_batches_matches_reference(tmp_path_factory, docs,
     assert list(corpus.vocab) == vocab
     assert list(corpus.doc_ids) == [str(i) for i in range(len(docs))]
     assert [corpus.doc_tokens(i).tolist() for i in range(corpus.n_docs)] == ids
+
+
+def _page(i: int, word: str) -> dict:
+    return {"id": f"p{i}", "text": f"accept all cookies to continue reading {word} story {i}"}
+
+
+def test_a_saved_corpus_keeps_the_texts_digest_that_checks_a_second_read(tmp_path):
+    """tokenize's folder (save_corpus) and TokenCorpus.save keep the digest of the texts read;
+    a Cleaner fitted on the loaded folder refuses inputs rewritten since (the same ids and token
+    counts, other words), writing nothing; a folder saved without it loads with None."""
+    from corpus_miner.corpus.build import save_corpus
+    from corpus_miner.coverage.clean import Cleaner
+    from corpus_miner.coverage.coverage import Coverage
+    from corpus_miner.errors import InputError
+    from corpus_miner.phrases import BloomSpan
+
+    def write_pages(word):
+        source.write_text("".join(json.dumps(_page(i, word)) + "\n" for i in range(30)))
+
+    source = tmp_path / "pages.jsonl"
+    write_pages("local")
+    built = load_corpus([source])
+    save_corpus([source], tmp_path / "saved")
+    saved = TokenCorpus.load(tmp_path / "saved")
+    assert saved.texts_digest == built.texts_digest is not None
+    built.save(tmp_path / "again")
+    assert TokenCorpus.load(tmp_path / "again").texts_digest == built.texts_digest
+
+    miner = BloomSpan(sigma=5, min_length=4).fit(saved)
+    cleaner = Cleaner().fit(saved, Coverage.from_miner(miner, saved))
+    assert cleaner.write([source], tmp_path / "out.jsonl")["documents_written"] == 30
+    write_pages("other")
+    with pytest.raises(InputError, match="changed between clean's two reads"):
+        cleaner.write([source], tmp_path / "out2.jsonl")
+    assert not (tmp_path / "out2.jsonl").exists()
+
+    _edit_metadata(tmp_path / "again", lambda m: m.pop("texts_digest"))
+    assert TokenCorpus.load(tmp_path / "again").texts_digest is None

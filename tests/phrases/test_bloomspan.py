@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.phrases.bloomspan import KEY_LAYOUTS, default_filter_bytes, mine_bloomspan
-from tests.helpers import as_arrays, run_python, word_ids
+from tests.helpers import as_arrays, examples, run_python, word_ids
 from tests.phrases.oracle import brute_force_mcfp
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,7 +51,8 @@ def planted_corpora(draw):
     return docs, alphabet, sigma, min_length
 
 
-@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(500), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(planted_corpora(), st.sampled_from([None, 64, 128, 4096]), st.integers(1, 3),
        st.sampled_from(KEY_LAYOUTS))
 def test_matches_brute_force(case, filter_bytes, num_hashes, key_layout):

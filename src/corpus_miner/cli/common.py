@@ -131,14 +131,15 @@ def shard_plan(args: argparse.Namespace, total_rows=None):
 
 
 def corpus_from_args(args: argparse.Namespace, progress: bool = True,
-                     lines: bool = True) -> TokenCorpus:
+                     lines: bool = True, digest: bool = False) -> TokenCorpus:
     """Read and tokenize the inputs named on the command line (progress bar only on a TTY);
     lines=False keeps no line starts (8 bytes a line that mining without whole-line phrases
-    does not use)."""
+    does not use); digest=True keeps the texts digest, for a command whose second read of the
+    inputs is checked against it (`clean`)."""
     from corpus_miner.corpus import load_corpus
 
     corpus = load_corpus(args.inputs, text_field=args.text_field, id_field=args.id_field,
-                         skip_bad=args.skip_bad, progress=progress, lines=lines)
+                         skip_bad=args.skip_bad, progress=progress, lines=lines, digest=digest)
     note_read_stats(args, corpus.read_stats)
     return corpus
 

@@ -249,7 +249,7 @@ def run_clean(args) -> int:
     if not rereadable(args.inputs):
         raise ParameterError("clean reads its inputs twice (tokens, then text); stdin ('-') "
                              "or a pipe cannot be read twice: save it to a file first")
-    corpus = corpus_from_args(args, lines=_needs_lines(args))
+    corpus = corpus_from_args(args, lines=_needs_lines(args), digest=True)
     coverage = _coverage(args, corpus)
     found = template_occurrences(args, corpus, coverage)
     if found is None:

@@ -37,7 +37,8 @@ _READ_AHEAD = 4  # batches; reading overlaps tokenizing
 
 def load_corpus(inputs, *, text_field: str = "text", id_field: str = "id", skip_bad: bool = False,
                 progress: bool = False, batch_size: int = DEFAULT_BATCH_BYTES,
-                threads: int | None = None, lines: bool = True) -> TokenCorpus:
+                threads: int | None = None, lines: bool = True,
+                digest: bool = True) -> TokenCorpus:
     """Read and tokenize documents; a single saved corpus folder is loaded (memory-mapped) instead.
 
     Memory: 4 bytes per token (plus growth slack), 8 bytes per line and per paragraph (their
@@ -45,6 +46,7 @@ def load_corpus(inputs, *, text_field: str = "text", id_field: str = "id", skip_
     few input batches.
     progress=True shows a progress bar on stderr when it is a terminal. threads: tokenizing
     threads (default: every core this process may use); the ids do not depend on it.
+    digest=False keeps no texts_digest (a reader that never reads the inputs again needs none).
     """
     inputs = _as_list(inputs)
     if _is_one_saved_corpus(inputs):
@@ -53,27 +55,28 @@ def load_corpus(inputs, *, text_field: str = "text", id_field: str = "id", skip_
     batches = read_documents(inputs, stats=stats, prefetch=_READ_AHEAD, text_field=text_field,
                              id_field=id_field, skip_bad=skip_bad, batch_size=batch_size)
     return tokenize_batches(batches, stats, progress=progress, inputs=inputs, threads=threads,
-                            lines=lines)
+                            lines=lines, digest=digest)
 
 
 def tokenize_batches(batches: Iterable[DocumentBatch], stats: ReadStats | None = None, *,
                      progress: bool = False, inputs=(), threads: int | None = None,
-                     lines: bool = True) -> TokenCorpus:
+                     lines: bool = True, digest: bool = True) -> TokenCorpus:
     """The TokenCorpus of a stream of DocumentBatches (what load_corpus builds from its
     readers). stats: the ReadStats the batches' reader counts into, kept as read_stats;
-    inputs: the files the progress bar measures; lines: keep the line starts (load_corpus)."""
+    inputs: the files the progress bar measures; lines: keep the line starts; digest: keep
+    the texts_digest (load_corpus)."""
     stats = stats if stats is not None else ReadStats()
     tokenizer = ParallelTokenizer(threads)
     tokens = np.zeros(1 << 16, dtype=np.uint32)
     doc_offsets = np.zeros(1 << 10, dtype=np.int64)
     n_tokens = n_docs = 0
     id_arrays = []
-    digest = OrderedDigest()
+    texts = OrderedDigest() if digest else None
     line_parts: list[np.ndarray] = []
     paragraph_parts: list[np.ndarray] = []
     for block in _tokenized_batches(batches, tokenizer, stats, progress, inputs):
-        for batch in block.batches:
-            digest.update(batch.texts, digest.documents)
+        for batch in block.batches if texts is not None else ():
+            texts.update(batch.texts, texts.documents)
         n, d = len(block.tokens), len(block.doc_offsets) - 1
         if lines:
             line_starts, paragraph_starts = block.line_starts(n_tokens)
@@ -90,7 +93,7 @@ def tokenize_batches(batches: Iterable[DocumentBatch], stats: ReadStats | None =
         id_arrays += [batch.ids for batch in block.batches]
     return TokenCorpus(resized(tokens, n_tokens), resized(doc_offsets, n_docs + 1),
                        StringList.from_arrow(id_arrays), tokenizer.vocabulary.strings(), stats,
-                       texts_digest=digest.state(),
+                       texts_digest=texts.state() if texts is not None else None,
                        line_starts=_joined(line_parts) if lines else None,
                        paragraph_starts=_joined(paragraph_parts) if lines else None)
 
@@ -108,13 +111,16 @@ def save_corpus(inputs, output, *, text_field: str = "text", id_field: str = "id
         return TokenCorpus.load(output)
     stats = ReadStats()
     tokenizer = ParallelTokenizer(threads)
+    texts = OrderedDigest()  # kept in the folder: Cleaner.write checks the inputs against it
     with corpus_writer(output) as writer:
         for block in _tokenized(inputs, tokenizer, stats, progress, text_field=text_field,
                                 id_field=id_field, skip_bad=skip_bad, batch_size=batch_size):
+            for batch in block.batches:
+                texts.update(batch.texts, texts.documents)
             writer.add_documents(block.tokens, block.doc_offsets,
                                  StringList.from_arrow(batch.ids for batch in block.batches),
                                  *block.line_starts())
-        writer.finish(tokenizer.vocabulary.strings(), stats)
+        writer.finish(tokenizer.vocabulary.strings(), stats, texts.state())
     return TokenCorpus.load(output)
 
 

@@ -73,8 +73,9 @@ class TokenCorpus:
     paragraph_starts: int64, the line starts that follow a line without tokens, and every
                  document's first token; None with line_starts
     texts_digest: (documents, value) of io.digest.OrderedDigest over the texts it was built
-                 from (None when loaded from a folder): a second read of the inputs (`clean`
-                 writing them back) is checked against it
+                 from (None when unknown: built from arrays, or a folder saved without it): a
+                 second read of the inputs (`Cleaner.write` writing them back) is checked
+                 against it; a saved folder keeps it
     """
 
     tokens: np.ndarray
@@ -135,7 +136,7 @@ class TokenCorpus:
         with corpus_writer(path) as writer:
             writer.add_documents(self.tokens, self.doc_offsets, _as_string_list(self.doc_ids),
                                  self.line_starts, self.paragraph_starts)
-            writer.finish(_as_string_list(self.vocab), self.read_stats)
+            writer.finish(_as_string_list(self.vocab), self.read_stats, self.texts_digest)
         return path if is_remote(path) else Path(path)
 
     @classmethod
@@ -181,7 +182,8 @@ class TokenCorpus:
                    StringList(arrays["doc_id_offsets"], arrays["doc_id_bytes"]),
                    StringList(arrays["vocab_offsets"], arrays["vocab_bytes"]),
                    _read_stats(saved.metadata.get("read_stats")),
-                   line_starts=lines, paragraph_starts=paragraphs)
+                   line_starts=lines, paragraph_starts=paragraphs,
+                   texts_digest=_texts_digest(saved, n_docs))
 
 
 class TokenCorpusWriter:
@@ -233,8 +235,10 @@ class TokenCorpusWriter:
         self.n_tokens += int(doc_offsets[-1])
         self._id_bytes += int(id_offsets[-1] - id_offsets[0])
 
-    def finish(self, vocab: StringList, read_stats: ReadStats | None = None) -> None:
-        """The vocabulary and the fields of metadata.json, after the last documents."""
+    def finish(self, vocab: StringList, read_stats: ReadStats | None = None,
+               texts_digest: tuple[int, int] | None = None) -> None:
+        """The vocabulary and the fields of metadata.json, after the last documents;
+        texts_digest: TokenCorpus.texts_digest of the documents, when known."""
         self._artefact.add_array("vocab_offsets.bin", np.asarray(vocab.offsets, _ARRAYS[
             "vocab_offsets.bin"]))
         self._artefact.add_array("vocab_bytes.bin", np.asarray(vocab.data, _ARRAYS[
@@ -243,6 +247,9 @@ class TokenCorpusWriter:
             "n_docs": self.n_docs, "n_tokens": self.n_tokens, "n_vocab": len(vocab),
             "tokenizer": TOKENIZER, "unicode_version": unicodedata.unidata_version,
             "read_stats": read_stats.as_dict() if read_stats else None,
+            # a hex string: JSON readers that hold numbers as doubles keep all 64 bits
+            "texts_digest": None if texts_digest is None else {
+                "documents": int(texts_digest[0]), "value": f"{int(texts_digest[1]):016x}"},
             # line arrays are empty when some documents came without them
             "lines": self.lines, "n_lines": self.n_lines if self.lines else 0,
             "n_paragraphs": self.n_paragraphs if self.lines else 0})
@@ -258,6 +265,21 @@ def corpus_writer(path) -> Iterator[TokenCorpusWriter]:
         yield writer
         if not writer._finished:
             raise RuntimeError("TokenCorpusWriter.finish was not called")
+
+
+def _texts_digest(saved: Artefact, n_docs: int) -> tuple[int, int] | None:
+    """The saved texts digest (absent from folders saved before it was kept: None)."""
+    found = saved.metadata.get("texts_digest")
+    if found is None:
+        return None
+    ok = isinstance(found, dict) and found.get("documents") == n_docs \
+        and isinstance(found.get("value"), str) and len(found["value"]) == 16
+    try:
+        value = int(found["value"], 16) if ok else -1
+    except ValueError:
+        value = -1
+    saved.check(value >= 0, "texts_digest is not the digest of its documents")
+    return n_docs, value
 
 
 def _read_stats(saved) -> ReadStats | None:
