@@ -215,15 +215,19 @@ def _selective(index: LineIndex, anchors: list, hits: np.ndarray, pool: np.ndarr
     (lines that start with the anchor; whole: lines equal to it)."""
     if not anchors:
         return []
-    firsts = np.array(sorted({a[0] for a in anchors}), dtype=np.int64)
-    pool = pool[np.isin(index.tokens[index.starts[pool]], firsts)]
-    hits = hits[np.isin(index.tokens[index.starts[hits]], firsts)]
+    groups = []
+    for rows in (hits, pool):  # rows sorted by first token: one slice per anchor
+        first = index.tokens[index.starts[rows]].astype(np.int64)
+        order = np.argsort(first, kind="stable")
+        groups.append((rows[order], first[order]))
     out = []
     for a in anchors:
         counts = []
-        for rows in (hits, pool):
+        for rows, first in groups:
+            lo, hi = np.searchsorted(first, [a[0], a[0] + 1])
+            rows = rows[lo:hi]
             same = np.ones(len(rows), dtype=bool) if not whole else index.lengths[rows] == len(a)
-            for c, t in enumerate(a):
+            for c, t in enumerate(a[1:], start=1):
                 same &= index.tokens[np.minimum(index.starts[rows] + c,
                                                 len(index.tokens) - 1)] == t
             counts.append(int(same.sum()))
