@@ -93,3 +93,42 @@ def line_end_occurrences(docs, lines, anchors, max_gap):
         if 1 <= stop - end <= max_gap:
             out.append((d, starts, stop))
     return out
+
+
+def line_form_occurrences(docs, form: str, anchor: list[str], max_gap: int, max_rest: int = 64,
+                          max_anchor_line: int = 8, max_block_lines: int = 12):
+    """Occurrences of a line form (templates.lines) as [(doc, start, end)] token offsets in
+    the doc, from docs given as lists of paragraphs of lines of words."""
+    lines = {}
+    for d, doc in enumerate(docs):
+        for p, paragraph in enumerate(doc):
+            for i, line in enumerate(paragraph):
+                lines[(d, p, i)] = tuple(line)
+
+    def known(seq, here) -> bool:
+        return any(words == tuple(seq) and where != here for where, words in lines.items())
+
+    def made_of_known(seq, here) -> bool:
+        return bool(seq) and any(known(seq[:j], here) and (j == len(seq) or made_of_known(
+            seq[j:], here)) for j in range(1, len(seq) + 1))
+
+    out = []
+    for d, doc in enumerate(docs):
+        at = 0
+        for p, paragraph in enumerate(doc):
+            first = at
+            if form == "lines" and paragraph[0] == anchor and len(anchor) <= max_anchor_line \
+                    and 2 <= len(paragraph) <= max_block_lines + 1 \
+                    and all(len(line) <= max_rest and known(line, (d, p, i))
+                            for i, line in enumerate(paragraph) if i):
+                out.append((d, first, first + sum(len(line) for line in paragraph)))
+            for i, line in enumerate(paragraph):
+                k = len(anchor)
+                filler = line[k:]
+                if form == "rest" and line[:k] == anchor and 1 <= len(filler) <= max_rest and any(
+                        head < len(filler) and len(filler) - head >= head
+                        and made_of_known(filler[head:], (d, p, i))
+                        for head in range(max_gap + 1)):
+                    out.append((d, at, at + len(line)))
+                at += len(line)
+    return out

@@ -9,7 +9,9 @@ their anchor is literal corpus tokens (no typed slots):
 
 - rest form `^A <rest>`: a line whose first |A| tokens are A (1 to MAX_PREFIX tokens) and whose
   other tokens (the filler, 1 to MAX_REST of them) are a head of 0 to max_gap tokens followed by
-  one or more known lines, back to back, to the line's end. The span is the whole line.
+  one or more known lines, back to back, to the line's end, the known lines holding at least as
+  many tokens as the head ("» Software » <title>" has a head; prose before an identifier that
+  is a heading elsewhere is mostly head). The span is the whole line.
 - lines form `^A <lines>`: a paragraph whose first line is A (1 to MAX_ANCHOR_LINE tokens) and
   whose 1 to MAX_BLOCK_LINES other lines are each a known line (and at most MAX_REST tokens).
   The span is the whole paragraph; the filler is every token after the anchor line.
@@ -92,7 +94,7 @@ def _known(tokens, at, n, h, self_line, keys, order, starts, lengths):
 def _rest_masks(tokens, starts, lengths, keys, order, bits, max_prefix, max_gap, max_rest):
     """uint8 per line: bit k set when the line is an occurrence of some rest form with a
     k-token anchor (its tokens after the first k are a head of 0..max_gap tokens and known
-    lines to the end)."""
+    lines, no fewer tokens than the head, to the end)."""
     out = np.zeros(len(starts), dtype=np.uint8)
     good = np.zeros(max_prefix + max_rest + 1, dtype=np.bool_)
     for q in range(len(starts)):
@@ -117,7 +119,7 @@ def _rest_masks(tokens, starts, lengths, keys, order, bits, max_prefix, max_gap,
                 continue
             for head in range(max_gap + 1):
                 p = k + head
-                if p >= n:
+                if p >= n or n - p < head:
                     break
                 if good[p]:
                     m |= 1 << k
@@ -187,16 +189,50 @@ def _blocks(starts, lengths, paragraphs, whole) -> tuple[np.ndarray, np.ndarray]
     return chosen, starts[last] + lengths[last]
 
 
-def candidates(index: LineIndex, sigma: int) -> list[tuple[str, tuple[int, ...]]]:
-    """(form, anchor) of every line form with occurrences in >= sigma documents."""
+def candidates(index: LineIndex, sigma: int, min_share: float,
+               paragraphs: np.ndarray) -> list[tuple[str, tuple[int, ...]]]:
+    """(form, anchor) of every line form with occurrences in >= sigma documents that holds at
+    least min_share of the lines it could hold: of the lines longer than the anchor that start
+    with it (rest form), of the paragraph first lines equal to it (lines form). "This <rest>"
+    matches a few prose lines that end in an identifier, among thousands that do not."""
     out: list[tuple[str, tuple[int, ...]]] = []
     for k in range(1, MAX_PREFIX + 1):
         rows = np.flatnonzero(index.rest_mask & (1 << k))
-        out += [("rest", a) for a in _frequent(index, index.starts[rows], np.full(len(rows), k),
-                                               index.doc[rows], sigma)]
+        found = _frequent(index, index.starts[rows], np.full(len(rows), k), index.doc[rows],
+                          sigma)
+        pool = np.flatnonzero(index.lengths > k)
+        out += [("rest", a) for a in _selective(index, found, rows, pool, min_share)]
     first = index.block_first
-    out += [("lines", a) for a in _frequent(index, index.starts[first], index.lengths[first],
-                                            index.doc[first], sigma)]
+    found = _frequent(index, index.starts[first], index.lengths[first], index.doc[first], sigma)
+    pool = np.searchsorted(index.starts, paragraphs)
+    out += [("lines", a) for a in _selective(index, found, first, pool, min_share, whole=True)]
+    return out
+
+
+def _selective(index: LineIndex, anchors: list, hits: np.ndarray, pool: np.ndarray,
+               min_share: float, whole: bool = False) -> list[tuple[int, ...]]:
+    """The anchors whose lines among `hits` are >= min_share of their lines among `pool`
+    (lines that start with the anchor; whole: lines equal to it)."""
+    if not anchors:
+        return []
+    groups = []
+    for rows in (hits, pool):  # rows sorted by first token: one slice per anchor
+        first = index.tokens[index.starts[rows]].astype(np.int64)
+        order = np.argsort(first, kind="stable")
+        groups.append((rows[order], first[order]))
+    out = []
+    for a in anchors:
+        counts = []
+        for rows, first in groups:
+            lo, hi = np.searchsorted(first, [a[0], a[0] + 1])
+            rows = rows[lo:hi]
+            same = np.ones(len(rows), dtype=bool) if not whole else index.lengths[rows] == len(a)
+            for c, t in enumerate(a[1:], start=1):
+                same &= index.tokens[np.minimum(index.starts[rows] + c,
+                                                len(index.tokens) - 1)] == t
+            counts.append(int(same.sum()))
+        if counts[0] >= min_share * counts[1]:
+            out.append(a)
     return out
 
 

@@ -27,7 +27,11 @@ class TemplateParams:
     max_templates: most templates reported (>= 1).
     min_line_share: with line boundaries, a template is a whole line in at least this
         share of its occurrences (0 to 1; 0: no line test). Boilerplate with slots is laid out
-        as lines of its own; the same words inside running text are language."""
+        as lines of its own; the same words inside running text are language.
+    max_per_doc: a template has at most this many occurrences per document that holds one, on
+        average (>= 1). Boilerplate is laid out once per page (a byline, a counter, a copyright
+        line); a pattern that repeats through the body of pages is a convention of the content
+        ("New in version 3.11", traceback lines)."""
 
     sigma: int = 20
     typed_min_length: int = 3
@@ -39,6 +43,7 @@ class TemplateParams:
     max_anchors: int = 3
     max_templates: int = 10000
     min_line_share: float = 0.5
+    max_per_doc: float = 2.0
 
     def __post_init__(self) -> None:
         checks = (
@@ -61,6 +66,8 @@ class TemplateParams:
              "an integer >= 1"),
             ("min_line_share", isinstance(self.min_line_share, numbers.Real)
              and 0.0 <= self.min_line_share <= 1.0, "a share from 0 to 1"),
+            ("max_per_doc", isinstance(self.max_per_doc, numbers.Real)
+             and self.max_per_doc >= 1.0, "a number >= 1"),
         )
         for name, ok, what in checks:
             if not ok:
