@@ -247,7 +247,7 @@ def _spark_add(args: argparse.Namespace, model: LSHBloom, existing: bool,
     update = existing or args.expected_items is not None or args.add_what == "unique"
     spark = engine.spark_session(args)
     with documents.one_line_errors():
-        docs = engine.spark_documents(spark, args)
+        docs = engine.spark_documents(spark, args, digested=True)
         first = documents.unit_offsets(docs)
         ordered = documents.with_row_ids(docs, first)
         result = on_spark.deduplicate(ordered, text_col="text", id_col="id", order_col="order",
@@ -256,7 +256,7 @@ def _spark_add(args: argparse.Namespace, model: LSHBloom, existing: bool,
                                       else [])
         flags = result.orderBy("order").select(*columns).toArrow()
         note_read_stats(args, documents.read_stats(docs))
-        texts_read = documents.texts_digest(docs, first)
+        texts_read = documents.read_digests(docs, "index add")
     is_duplicate = flags.column("is_duplicate").to_numpy(zero_copy_only=False)
     duplicate_of = flags.column("duplicate_of").to_pylist() if len(columns) > 1 else None
     answer = DedupResult(is_duplicate, duplicate_of_id=duplicate_of)

@@ -75,8 +75,9 @@ def tokenize_batches(batches: Iterable[DocumentBatch], stats: ReadStats | None =
     line_parts: list[np.ndarray] = []
     paragraph_parts: list[np.ndarray] = []
     for block in _tokenized_batches(batches, tokenizer, stats, progress, inputs):
-        for batch in block.batches if texts is not None else ():
-            texts.update(batch.texts, texts.documents)
+        if texts is not None:
+            for batch in block.batches:
+                texts.update(batch.texts, texts.documents)
         n, d = len(block.tokens), len(block.doc_offsets) - 1
         if lines:
             line_starts, paragraph_starts = block.line_starts(n_tokens)

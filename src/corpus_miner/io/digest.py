@@ -189,7 +189,8 @@ def checked_reread(batches, expected: tuple[int, int] | UnitDigests, command: st
     A writer that consumes this inside its atomic output leaves nothing behind."""
     from corpus_miner.errors import InputError
 
-    units = expected if isinstance(expected, UnitDigests) else UnitDigests((tuple(expected),))
+    units = expected if isinstance(expected, UnitDigests) else \
+        UnitDigests(((int(expected[0]), int(expected[1])),))
     total = units.documents
     counts = np.array([documents for documents, _ in units.states], np.int64)
     ends = np.cumsum(counts)

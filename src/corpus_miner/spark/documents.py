@@ -126,7 +126,7 @@ def documents_frame(spark, inputs, text_field: str = "text", id_field: str = "id
                 batches = _digested(batches, digest)
             yield from _unit_rows(unit, batches, id_field, group_by, _group_values)
             unit_stats.add({unit: stats.as_dict()})
-            if digest is not None:  # only a unit read to its end
+            if digest is not None and unit_digests is not None:  # only a unit read to its end
                 unit_digests.add({unit: frozenset([digest.state()])})
 
     def as_arrow(batches):
@@ -166,7 +166,8 @@ def read_digests(docs: DataFrame, command: str):
     inputs must give again. InputError when a unit gave other texts on two of its reads."""
     from corpus_miner.io.digest import UnitDigests
 
-    accumulator, units = docs._corpus_miner_read_digests
+    # getattr: DataFrame.__getattr__ would type the attribute as a Column
+    accumulator, units = getattr(docs, "_corpus_miner_read_digests")  # noqa: B009
     if accumulator is None:
         raise ValueError("read_digests needs a documents_frame made with digested=True")
     seen = accumulator.value
