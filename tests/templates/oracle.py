@@ -125,10 +125,8 @@ def line_form_occurrences(docs, form: str, anchor: list[str], max_gap: int, max_
             for i, line in enumerate(paragraph):
                 k = len(anchor)
                 filler = line[k:]
-                if form == "rest" and line[:k] == anchor and 1 <= len(filler) <= max_rest and any(
-                        head < len(filler) and len(filler) - head >= head
-                        and made_of_known(filler[head:], (d, p, i))
-                        for head in range(max_gap + 1)):
+                if form == "rest" and line[:k] == anchor and 1 <= len(filler) <= max_rest \
+                        and made_of_known(filler, (d, p, i)):
                     out.append((d, at, at + len(line)))
                 at += len(line)
     return out

@@ -8,10 +8,10 @@ position is a token sequence equal to some whole line of the corpus at another l
 their anchor is literal corpus tokens (no typed slots):
 
 - rest form `^A <rest>`: a line whose first |A| tokens are A (1 to MAX_PREFIX tokens) and whose
-  other tokens (the filler, 1 to MAX_REST of them) are a head of 0 to max_gap tokens followed by
-  one or more known lines, back to back, to the line's end, the known lines holding at least as
-  many tokens as the head ("» Software » <title>" has a head; prose before an identifier that
-  is a heading elsewhere is mostly head). The span is the whole line.
+  other tokens (the filler, 1 to MAX_REST of them) are one or more known lines, back to back, to
+  the line's end. The span is the whole line. No free head before the known lines: with one
+  ("clone() - Method in class <a class name that is a heading elsewhere>") the index lines of
+  API documentation became templates.
 - lines form `^A <lines>`: a paragraph whose first line is A (1 to MAX_ANCHOR_LINE tokens) and
   whose 1 to MAX_BLOCK_LINES other lines are each a known line (and at most MAX_REST tokens).
   The span is the whole paragraph; the filler is every token after the anchor line.
@@ -93,8 +93,7 @@ def _known(tokens, at, n, h, self_line, keys, order, starts, lengths):
 @njit(cache=True, nogil=True)
 def _rest_masks(tokens, starts, lengths, keys, order, bits, max_prefix, max_gap, max_rest):
     """uint8 per line: bit k set when the line is an occurrence of some rest form with a
-    k-token anchor (its tokens after the first k are a head of 0..max_gap tokens and known
-    lines, no fewer tokens than the head, to the end)."""
+    k-token anchor (its tokens after the first k are known lines to the end)."""
     out = np.zeros(len(starts), dtype=np.uint8)
     good = np.zeros(max_prefix + max_rest + 1, dtype=np.bool_)
     for q in range(len(starts)):
@@ -117,13 +116,8 @@ def _rest_masks(tokens, starts, lengths, keys, order, bits, max_prefix, max_gap,
         for k in range(1, max_prefix + 1):
             if n - k > max_rest:
                 continue
-            for head in range(max_gap + 1):
-                p = k + head
-                if p >= n or n - p < head:
-                    break
-                if good[p]:
-                    m |= 1 << k
-                    break
+            if k < n and good[k]:
+                m |= 1 << k
         out[q] = m
     return out
 
