@@ -217,8 +217,8 @@ def test_errors_are_clear(spark, fitted):
         SparkBloomSpan(sigma=1).fit(df)
     with pytest.raises(ParameterError, match="window_cap"):
         SparkBloomSpan(window_cap=0).fit(df)
-    with pytest.raises(InputError, match="cannot read documents from DataFrame"):
-        SparkBloomSpan().fit(pd.DataFrame({"text": ["a"]}))
+    with pytest.raises(InputError, match="cannot read documents from int"):
+        SparkBloomSpan().fit(42)
     with pytest.raises(NotFittedError, match="call fit"):
         SparkBloomSpan().coverage(df)
     with pytest.raises(ParameterError, match="mode must be one of"):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import TYPE_CHECKING
 
 from corpus_miner.cli import engine
 from corpus_miner.cli import index as index_actions
@@ -29,6 +28,7 @@ from corpus_miner.cli.dedup_common import (  # noqa: F401 - also used by prewarm
     _selection,
     _sized_by_input,
     _with_results,
+    growth_note,
 )
 from corpus_miner.cli.engine import add_engine_arguments, on_spark
 from corpus_miner.cli.outputs import Output
@@ -36,9 +36,6 @@ from corpus_miner.dedup.params import DEFAULT_FP_PROB, DEFAULT_SKETCH, MODE_ALIA
 from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.io.formats import OUTPUT_SUFFIXES
 from corpus_miner.io.locations import display
-
-if TYPE_CHECKING:  # the others are imported by the commands that run: --help needs none of them
-    from corpus_miner.dedup import LSHBloom
 
 
 def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -124,22 +121,6 @@ def register(subparsers) -> None:
     index_actions.register(actions, _add_model_arguments, RECORDS_OUTPUT)
 
 
-def _growth_note(label: str, model: LSHBloom, expected_items: int | None) -> None:
-    """Say on stderr when the Bloom filter outgrew its first layer (the promise holds, but one
-    filter sized for all documents would be smaller)."""
-    if not model.is_fitted() or model.mode_ != "lshbloom":
-        return
-    bloom = model.to_state().bloom
-    if bloom is None or len(bloom.layers) == 1:
-        return
-    first = bloom.capacity
-    sized = f"--expected-items {expected_items:,}" if expected_items else f"{first:,} documents"
-    print(f"{label}: note: {model.n_documents_:,} documents outgrew a Bloom filter sized for "
-          f"{sized}: it grew to {len(bloom.layers)} layers, {bloom.size_bytes:,} "
-          f"bytes (fp_prob still holds; --expected-items {model.n_documents_:,} gives one "
-          "smaller filter)", file=sys.stderr)
-
-
 def run_dedup(args: argparse.Namespace) -> int:
     if on_spark(args):
         if getattr(args, "against", None):
@@ -194,7 +175,7 @@ def run_dedup(args: argparse.Namespace) -> int:
     written = write_records(tables(), args.output, shards=shards)
     if args.save_index:
         model.save(args.save_index)
-    _growth_note("dedup", model, args.expected_items)
+    growth_note("dedup", model, args.expected_items)
     print(f"dedup: {counts['duplicates']:,} of {counts['documents']:,} documents are "
           f"near-duplicates of an earlier one (similarity >= {model.threshold:g}, {model.mode_}); "
           f"{written:,} written{' with is_duplicate' if args.annotate else ''} to {args.output} "
@@ -239,7 +220,7 @@ def run_index_build(args: argparse.Namespace) -> int:
                "documents": digest.documents} for source, digest in digests.items()]
     model.snapshots_.append(snapshot_record(inputs, model.n_documents_, 0, model.n_documents_))
     model.save(args.output)
-    _growth_note("index build", model, args.expected_items)
+    growth_note("index build", model, args.expected_items)
     meta = model.metadata()
     size = meta["bloom"]["size_bytes"] if "bloom" in meta else meta["band_entries"] * 16
     print_summary("index build", documents=model.n_documents_, mode=model.params_.mode,

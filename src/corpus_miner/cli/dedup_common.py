@@ -161,3 +161,19 @@ def _with_results(batches, result: DedupResult, digest: TextsDigest | None = Non
             digest.update_batch(batch)
         yield batch, result.part(start, stop)
         start = stop
+
+
+def growth_note(label: str, model: LSHBloom, expected_items: int | None) -> None:
+    """Say on stderr when the Bloom filter outgrew its first layer (the promise holds, but one
+    filter sized for all documents would be smaller)."""
+    if not model.is_fitted() or model.mode_ != "lshbloom":
+        return
+    bloom = model.to_state().bloom
+    if bloom is None or len(bloom.layers) == 1:
+        return
+    first = bloom.capacity
+    sized = f"--expected-items {expected_items:,}" if expected_items else f"{first:,} documents"
+    print(f"{label}: note: {model.n_documents_:,} documents outgrew a Bloom filter sized for "
+          f"{sized}: it grew to {len(bloom.layers)} layers, {bloom.size_bytes:,} "
+          f"bytes (fp_prob still holds; --expected-items {model.n_documents_:,} gives one "
+          "smaller filter)", file=sys.stderr)

@@ -117,8 +117,7 @@ def run_dedup(args: argparse.Namespace) -> int:
     import time
 
     from corpus_miner.cli.common import shard_plan
-    from corpus_miner.cli.dedup import _growth_note
-    from corpus_miner.cli.dedup_common import _model, _read, _selection
+    from corpus_miner.cli.dedup_common import _model, _read, _selection, growth_note
     from corpus_miner.io import ReadStats, write_records
     from corpus_miner.io.digest import checked_reread
     from corpus_miner.io.storage import current_storage_options
@@ -165,7 +164,7 @@ def run_dedup(args: argparse.Namespace) -> int:
                             shards=shard_plan(args, total_rows=n_documents))
     if args.save_index:
         model.save(args.save_index)
-    _growth_note("dedup", model, args.expected_items)
+    growth_note("dedup", model, args.expected_items)
     duplicates = int(answer.is_duplicate.sum())
     print(f"dedup: {duplicates:,} of {n_documents:,} documents are near-duplicates of an earlier "
           f"one (similarity >= {model.threshold:g}, {model.mode_}, Ray); {written:,} written"
@@ -194,8 +193,7 @@ def run_index_build(args: argparse.Namespace) -> int:
     import pyarrow as pa
 
     from corpus_miner.cli.common import note_read_stats, print_summary
-    from corpus_miner.cli.dedup import _growth_note
-    from corpus_miner.cli.dedup_common import _model
+    from corpus_miner.cli.dedup_common import _model, growth_note
     from corpus_miner.dedup.incremental import snapshot_record
     from corpus_miner.errors import InputError
     from corpus_miner.io.locations import display
@@ -230,7 +228,7 @@ def run_index_build(args: argparse.Namespace) -> int:
               for source, value, documents in read.digests]
     model.snapshots_.append(snapshot_record(inputs, model.n_documents_, 0, model.n_documents_))
     model.save(args.output)
-    _growth_note("index build", model, args.expected_items)
+    growth_note("index build", model, args.expected_items)
     meta = model.metadata()
     size = meta["bloom"]["size_bytes"] if "bloom" in meta else meta["band_entries"] * 16
     print_summary("index build", documents=model.n_documents_, mode=model.params_.mode,
