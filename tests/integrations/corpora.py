@@ -47,3 +47,16 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def mined_pages(root: Path) -> tuple[Path, list[Path], Path]:
+    """Two input files under root/in (an empty and a null text in each) and the phrase list
+    `corpus-miner phrases --sigma 4 --min-length 4` mines from them: (root, inputs, phrases)."""
+    from corpus_miner.cli import main
+
+    first = write_jsonl(root / "in" / "a.jsonl", pages(1, 30, 0))
+    second = write_jsonl(root / "in" / "b.jsonl", pages(2, 25, 0))
+    phrases = root / "phrases.tsv"
+    assert main(["phrases", str(first), str(second), "--sigma", "4", "--min-length", "4", "-o",
+                 str(phrases)]) == 0
+    return root, [first, second], phrases

@@ -11,7 +11,7 @@ import pytest
 from corpus_miner.cli import main
 from corpus_miner.errors import InputError, MissingExtraError, ParameterError
 from tests.helpers import run_python
-from tests.integrations.corpora import EMPTY, pages, read_jsonl, write_jsonl
+from tests.integrations.corpora import EMPTY, mined_pages, pages, read_jsonl, write_jsonl
 
 pytest.importorskip("datatrove")
 
@@ -37,14 +37,7 @@ def run_pipeline(tmp_path: Path, name: str, inputs: Path, step, tasks: int = 1) 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    """Two input files and a phrase list mined from them by the command."""
-    root = tmp_path_factory.mktemp("datatrove")
-    first = write_jsonl(root / "in" / "a.jsonl", pages(1, 30, 0))
-    second = write_jsonl(root / "in" / "b.jsonl", pages(2, 25, 0))
-    phrases = root / "phrases.tsv"
-    assert main(["phrases", str(first), str(second), "--sigma", "4", "--min-length", "4", "-o",
-                 str(phrases)]) == 0
-    return root, [first, second], phrases
+    return mined_pages(tmp_path_factory.mktemp("datatrove"))
 
 
 @pytest.mark.parametrize("mode, options", [

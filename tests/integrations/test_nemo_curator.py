@@ -14,7 +14,7 @@ import pytest
 
 from corpus_miner.cli import main
 from corpus_miner.errors import InputError, ParameterError
-from tests.integrations.corpora import pages, read_jsonl, write_jsonl
+from tests.integrations.corpora import mined_pages, pages, read_jsonl, write_jsonl
 
 nemo = pytest.importorskip("nemo_curator")
 
@@ -32,14 +32,7 @@ from corpus_miner.integrations.nemo_curator import (  # noqa: E402
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    """Two input files (nulls and empty texts included) and a phrase list mined from them."""
-    root = tmp_path_factory.mktemp("nemo")
-    first = write_jsonl(root / "in" / "a.jsonl", pages(1, 30, 0))
-    second = write_jsonl(root / "in" / "b.jsonl", pages(2, 25, 0))
-    phrases = root / "phrases.tsv"
-    assert main(["phrases", str(first), str(second), "--sigma", "4", "--min-length", "4", "-o",
-                 str(phrases)]) == 0
-    return root, [first, second], phrases
+    return mined_pages(tmp_path_factory.mktemp("nemo"))
 
 
 def batch_of(rows: list[dict]) -> DocumentBatch:
