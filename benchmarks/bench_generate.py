@@ -57,7 +57,8 @@ def run(tokens: float, folder: Path, seed: int, src: Path | None = None) -> dict
             "wall_s": round(wall, 2), "cpu_s": round(cpu_s, 2),
             "tokens_per_s": round(n_tokens / wall), "peak_rss_mb": round(peak / 2**20),
             "parquet_bytes": size, "parts": len(list(folder.glob("*.parquet"))),
-            "summary": summary}
+            # the folder as OUT_DIR/NAME: the table holds no path of the machine it ran on
+            "summary": summary.replace(str(folder), f"OUT_DIR/{folder.name}")}
 
 
 def main(argv=None) -> int:
