@@ -29,6 +29,7 @@ from corpus_miner.cli.dedup_common import (  # noqa: F401 - also used by prewarm
     _sized_by_input,
     _with_results,
     growth_note,
+    save_built_index,
 )
 from corpus_miner.cli.engine import add_engine_arguments, on_spark
 from corpus_miner.cli.outputs import Output
@@ -191,7 +192,6 @@ def run_index_build(args: argparse.Namespace) -> int:
     import numpy as np
     import pyarrow as pa
 
-    from corpus_miner.dedup.incremental import snapshot_record
     from corpus_miner.io import ReadStats
     from corpus_miner.io.digest import TextsDigest
 
@@ -218,15 +218,7 @@ def run_index_build(args: argparse.Namespace) -> int:
         raise InputError("no documents in the inputs; nothing to index")
     inputs = [{"name": display(source), "digest": f"{digest.value:016x}",
                "documents": digest.documents} for source, digest in digests.items()]
-    model.snapshots_.append(snapshot_record(inputs, model.n_documents_, 0, model.n_documents_))
-    model.save(args.output)
-    growth_note("index build", model, args.expected_items)
-    meta = model.metadata()
-    size = meta["bloom"]["size_bytes"] if "bloom" in meta else meta["band_entries"] * 16
-    print_summary("index build", documents=model.n_documents_, mode=model.params_.mode,
-                  bands=model.bands_, rows=model.rows_, index_bytes=size,
-                  seconds=round(time.perf_counter() - started, 3))
-    return 0
+    return save_built_index(args, model, inputs, started)
 
 
 def run_index_query(args: argparse.Namespace) -> int:

@@ -177,3 +177,23 @@ def growth_note(label: str, model: LSHBloom, expected_items: int | None) -> None
           f"{sized}: it grew to {len(bloom.layers)} layers, {bloom.size_bytes:,} "
           f"bytes (fp_prob still holds; --expected-items {model.n_documents_:,} gives one "
           "smaller filter)", file=sys.stderr)
+
+
+def save_built_index(args: argparse.Namespace, model: LSHBloom, inputs: list[dict],
+                     started: float) -> int:
+    """The end of `index build` on every engine: the snapshot of `inputs` recorded, the index
+    saved to args.output, the growth note and the summary line."""
+    import time
+
+    from corpus_miner.cli.common import print_summary
+    from corpus_miner.dedup.incremental import snapshot_record
+
+    model.snapshots_.append(snapshot_record(inputs, model.n_documents_, 0, model.n_documents_))
+    model.save(args.output)
+    growth_note("index build", model, args.expected_items)
+    meta = model.metadata()
+    size = meta["bloom"]["size_bytes"] if "bloom" in meta else meta["band_entries"] * 16
+    print_summary("index build", documents=model.n_documents_, mode=model.params_.mode,
+                  bands=model.bands_, rows=model.rows_, index_bytes=size,
+                  seconds=round(time.perf_counter() - started, 3))
+    return 0

@@ -192,9 +192,8 @@ def run_index_build(args: argparse.Namespace) -> int:
 
     import pyarrow as pa
 
-    from corpus_miner.cli.common import note_read_stats, print_summary
-    from corpus_miner.cli.dedup_common import _model, growth_note
-    from corpus_miner.dedup.incremental import snapshot_record
+    from corpus_miner.cli.common import note_read_stats
+    from corpus_miner.cli.dedup_common import _model, save_built_index
     from corpus_miner.errors import InputError
     from corpus_miner.io.locations import display
     from corpus_miner.io.storage import current_storage_options
@@ -226,15 +225,7 @@ def run_index_build(args: argparse.Namespace) -> int:
         raise InputError("no documents in the inputs; nothing to index")
     inputs = [{"name": display(source), "digest": f"{value:016x}", "documents": documents}
               for source, value, documents in read.digests]
-    model.snapshots_.append(snapshot_record(inputs, model.n_documents_, 0, model.n_documents_))
-    model.save(args.output)
-    growth_note("index build", model, args.expected_items)
-    meta = model.metadata()
-    size = meta["bloom"]["size_bytes"] if "bloom" in meta else meta["band_entries"] * 16
-    print_summary("index build", documents=model.n_documents_, mode=model.params_.mode,
-                  bands=model.bands_, rows=model.rows_, index_bytes=size,
-                  seconds=round(time.perf_counter() - started, 3))
-    return 0
+    return save_built_index(args, model, inputs, started)
 
 
 def _errors():
