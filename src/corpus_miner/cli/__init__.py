@@ -87,8 +87,9 @@ def _exit_code(exc: BaseException) -> int:
         discard_stdout()
         return 0
     if isinstance(exc, MemoryError) or _no_thread(exc):
-        return _fail("out of memory; use smaller inputs or parameters, or a machine with more "
-                     "memory")
+        from corpus_miner.cli.supervise import out_of_memory
+
+        return _fail(out_of_memory())
     if isinstance(exc, OSError):  # not attributed to an input or output by the library
         where = f"{exc.filename}: " if exc.filename else ""
         return _fail(f"{where}{os_reason(exc)}")
@@ -119,7 +120,10 @@ def _fail(message: str) -> int:
 
 def entry_point() -> None:
     from corpus_miner.cli.lean import lean_process
+    from corpus_miner.cli.supervise import needs_supervision, run_supervised
 
+    if needs_supervision():  # under `ulimit -v`: a crash of the command must still be one line
+        sys.exit(run_supervised(sys.argv[1:]))
     lean_process()
     code = main()
     # The process ends here. Left alone, the interpreter's exit collects every object still

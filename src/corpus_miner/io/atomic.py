@@ -155,10 +155,24 @@ def _make_temporary(final: Path, folder: bool) -> str:
     # folder is where the rename lands, so the temporary sibling goes there (same file system).
     parent = os.path.realpath(final.parent)
     if folder:
-        return tempfile.mkdtemp(prefix=prefix, suffix=".tmp", dir=parent)
+        return remember_temporary(tempfile.mkdtemp(prefix=prefix, suffix=".tmp", dir=parent))
     fd, name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=parent)
     os.close(fd)
-    return name
+    return remember_temporary(name)
+
+
+TEMPORARIES_ENV = "CORPUS_MINER_TEMPORARIES"
+
+
+def remember_temporary(path: str) -> str:
+    """List `path` in the file named by $CORPUS_MINER_TEMPORARIES, when set: the supervising
+    parent of a command under a memory limit (cli/supervise.py) removes what is listed if this
+    process crashes before it can remove it itself."""
+    listing = os.environ.get(TEMPORARIES_ENV)
+    if listing:
+        with open(listing, "a", encoding="utf-8") as f:
+            f.write(path + "\n")
+    return path
 
 
 def _temporary_prefix(final: Path) -> str:

@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from corpus_miner.errors import InputError
+from corpus_miner.io.atomic import remember_temporary
 from corpus_miner.io.locations import display, has_glob, protocol_of
 from corpus_miner.io.storage import describe, filesystem, one_line, storage_error
 
@@ -393,7 +394,7 @@ def local_copy(url: str) -> Iterator[Path]:
     import tempfile
 
     sources = input_sources(url)
-    folder = Path(tempfile.mkdtemp(prefix=".corpus-miner-copy-"))
+    folder = Path(remember_temporary(tempfile.mkdtemp(prefix=".corpus-miner-copy-")))
     try:
         if len(sources) == 1 and isinstance(sources[0], RemoteFile):
             target = folder / (sources[0].name or "object")

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from corpus_miner.errors import OutputError
+from corpus_miner.io.atomic import remember_temporary
 from corpus_miner.io.locations import READ_ONLY, base_name, display, join, protocol_of
 from corpus_miner.io.remote import _retried
 from corpus_miner.io.signals import deferred
@@ -137,6 +138,7 @@ def local_temporary(name: str) -> Iterator[Path]:
     with deferred():
         fd, made = tempfile.mkstemp(prefix=".corpus-miner-", suffix="-" + name)
         os.close(fd)
+        remember_temporary(made)
     tmp = Path(made)
     try:
         yield tmp
@@ -164,7 +166,7 @@ def atomic_remote_folder(url: str, replaceable: Callable[[dict], bool] | None = 
     not have are deleted; on failure the uploaded ones are deleted again."""
     check_remote_output(url, folder=True, replaceable=replaceable)
     with deferred():
-        tmp = Path(tempfile.mkdtemp(prefix=".corpus-miner-"))
+        tmp = Path(remember_temporary(tempfile.mkdtemp(prefix=".corpus-miner-")))
     try:
         yield tmp
         publish_folder(tmp, url)
