@@ -1,7 +1,7 @@
 """An input rewritten or grown between a command's two reads is refused, on every engine and
 every two-read command (issue 22): `dedup` and `clean` read their inputs once to decide (flags,
-the cleaning mask) and again to write the records; what the second read gives must be what the
-first read gave, or nothing is written.
+the cleaning mask) and again to write the records, `report` again for its example contexts;
+what the second read gives must be what the first read gave, or nothing is written.
 
 The change is a real file change made from another thread at the right moment: the inputs are
 a.jsonl then b.jsonl, read in that order, and a.jsonl is replaced as soon as any process of the
@@ -74,6 +74,8 @@ def inputs(tmp_path):
 COMMANDS = {
     "dedup": ["dedup", "{a}", "{b}", "--num-perm", "16", "-o", "{out}"],
     "clean": ["clean", "{a}", "{b}", "--sigma", "5", "--min-length", "6", "-o", "{out}"],
+    # the second read gives the example contexts, from texts the figures were not made from
+    "report": ["report", "{a}", "{b}", "--sigma", "5", "--min-length", "6", "--json", "{out}"],
 }
 CHANGES = {
     # the same ids and token counts, other words: only the texts tell, and old flags are wrong

@@ -135,7 +135,7 @@ def corpus_from_args(args: argparse.Namespace, progress: bool = True,
     """Read and tokenize the inputs named on the command line (progress bar only on a TTY);
     lines=False keeps no line starts (8 bytes a line that mining without whole-line phrases
     does not use); digest=True keeps the texts digest, for a command whose second read of the
-    inputs is checked against it (`clean`)."""
+    inputs is checked against it (`clean`, `report`)."""
     from corpus_miner.corpus import load_corpus
 
     corpus = load_corpus(args.inputs, text_field=args.text_field, id_field=args.id_field,

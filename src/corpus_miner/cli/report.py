@@ -175,6 +175,7 @@ def run_report(args) -> int:
     from corpus_miner.cli.templates import template_occurrences
     from corpus_miner.coverage.report import CoverageReport, parse_group_by
     from corpus_miner.io import read_documents
+    from corpus_miner.io.digest import checked_reread
 
     _check_parameters(args)
     if on_spark(args):
@@ -189,7 +190,8 @@ def run_report(args) -> int:
         raise ParameterError("--group-by reads the inputs a second time, which a saved corpus "
                              "(no fields), stdin ('-') or a pipe cannot give; use the original "
                              "files")
-    corpus = corpus_from_args(args, lines=_needs_lines(args))
+    # the digest checks the second read (examples, --group-by) against the first
+    corpus = corpus_from_args(args, lines=_needs_lines(args), digest=again)
     coverage = _coverage(args, corpus)
     report = CoverageReport(coverage, top=args.top, examples=args.examples,
                             template_share=args.template_share, group_by=args.group_by,
@@ -201,10 +203,9 @@ def run_report(args) -> int:
         table, occ = found
         report.set_templates(table.rows, template_mask(corpus.n_tokens, occ))
     if again:
-        report.collect(read_documents(args.inputs, text_field=args.text_field,
-                                      id_field=args.id_field, skip_bad=args.skip_bad,
-                                      prefetch=2),
-                       corpus.doc_ids)
+        batches = read_documents(args.inputs, text_field=args.text_field,
+                                 id_field=args.id_field, skip_bad=args.skip_bad, prefetch=2)
+        report.collect(checked_reread(batches, corpus.texts_digest, "report"), corpus.doc_ids)
     else:
         print("note: no example contexts (stdin, a pipe or a saved corpus cannot be read "
               "again)",
