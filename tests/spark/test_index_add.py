@@ -5,6 +5,7 @@ records but their times), both modes; an input absorbed before is refused before
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -35,7 +36,10 @@ def snapshots(tmp_path_factory):
 
 
 def _index(path):
-    model = LSHBloom.load(path)
+    return _index_of(LSHBloom.load(path))
+
+
+def _index_of(model):
     if model.mode_ == "lshbloom":
         content = [layer.bits.tobytes() for layer in model.index_.layers]
     else:
@@ -65,3 +69,53 @@ def test_snapshots_added_on_spark_equal_the_local_engine(snapshots, tmp_path, ex
                  str(tmp_path / "again.jsonl"), *SPARK]) == 2
     assert "was added to the index before" in capsys.readouterr().err
     assert not (tmp_path / "again.jsonl").exists()
+
+
+def test_kill_9_at_any_moment_of_a_spark_add_leaves_the_old_index_or_the_new(snapshots, tmp_path):
+    """SIGKILL to the whole command (driver, JVM and Python workers: its process group, no
+    handler runs) at moments spread over the length of a run: the index loads and is the old
+    one or the new one, whole; the output is absent or complete; no temporary file is left in
+    the index folder after the next add."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.helpers import ROOT
+
+    index, out = tmp_path / "index", tmp_path / "u.jsonl"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+
+    def add(snapshot: str, output) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-m", "corpus_miner", "index", "add", str(index),
+                                 snapshot, "-o", str(output), "--expected-items", "8", *SPARK],
+                                env=env, stderr=subprocess.DEVNULL, start_new_session=True)
+
+    started = time.monotonic()
+    assert add(snapshots[0], tmp_path / "u0.jsonl").wait(timeout=300) == 0
+    length = time.monotonic() - started  # of a whole run on this machine, now
+    old = LSHBloom.load(index)
+    second = len(Path(snapshots[1]).read_text(encoding="utf-8").splitlines())
+    outcomes = set()
+    for share in (0.5, 0.85, 1.0):
+        child = add(snapshots[1], out)
+        time.sleep(share * length)
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+        now = LSHBloom.load(index)
+        if now.n_documents_ == old.n_documents_:
+            assert _index(index) == _index_of(old)
+            outcomes.add("old")
+        else:
+            assert now.n_documents_ == old.n_documents_ + second
+            outcomes.add("new")
+            break
+        if out.exists():
+            assert len(out.read_text(encoding="utf-8").splitlines()) == second
+    final = tmp_path / "final.jsonl"
+    assert main(["index", "add", str(index), snapshots[1], "-o", str(final), "--expected-items",
+                 "8", *(["--force"] if "new" in outcomes else [])]) == 0
+    assert [p.name for p in index.iterdir() if p.name.endswith(".tmp")] == []
+    assert LSHBloom.load(index).n_documents_ >= old.n_documents_ + second
+
