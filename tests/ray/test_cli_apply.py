@@ -141,7 +141,8 @@ def test_refusals_are_one_line(ray_cluster, inputs, tmp_path, capsys):
     assert len(errors) == 1 and "missing.jsonl: no such file" in errors[0]
     for command in ("report", "clean"):
         output = ["-o", str(tmp_path / "x.jsonl")] if command == "clean" else []
-        assert main([command, *inputs, "--min-line-length", "2", *output, *ray]) == 2
-        err = capsys.readouterr().err.strip()
-        assert "--min-line-length is not supported with --engine ray yet" in err
-        assert "\n" not in err
+        for option in ("--min-line-length", "--min-edge-length"):
+            assert main([command, *inputs, option, "2", *output, *ray]) == 2
+            err = capsys.readouterr().err.strip()
+            assert f"{option} is not supported with --engine ray yet" in err
+            assert "\n" not in err

@@ -91,7 +91,8 @@ def test_refusals_are_one_line(inputs, tmp_path, capsys):
     assert "no such file or directory" in capsys.readouterr().err
     for command in ("phrases", "report", "clean"):
         output = ["-o", str(tmp_path / "x.jsonl")] if command == "clean" else []
-        assert main([command, *inputs, "--min-line-length", "2", *output, *spark]) == 2
-        err = capsys.readouterr().err.strip()
-        assert err.endswith("(or pass --min-line-length 0)") and "\n" not in err
-        assert "--min-line-length is not supported with --engine spark yet" in err
+        for option in ("--min-line-length", "--min-edge-length"):
+            assert main([command, *inputs, option, "2", *output, *spark]) == 2
+            err = capsys.readouterr().err.strip()
+            assert err.endswith(f"(or pass {option} 0)") and "\n" not in err
+            assert f"{option} is not supported with --engine spark yet" in err
