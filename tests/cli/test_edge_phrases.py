@@ -60,9 +60,15 @@ def test_clean_removes_the_snippets_only_at_their_edge(pages, tmp_path):
         assert ("Follow us" in record["text"]) is False
         assert ("follow us on social" in record["text"]) == (i % 4 == 3)  # inside a sentence
         assert ("Read more" in record["text"]) is False
-    assert main(["clean", pages, *PARAMS, "-o", str(tmp_path / "off.jsonl")]) == 0
+    assert main(["clean", pages, *PARAMS, "--min-edge-length", "0",
+                 "-o", str(tmp_path / "off.jsonl")]) == 0
     assert [r["text"] for r in read_jsonl(tmp_path / "off.jsonl")] == \
         [r["text"] for r in read_jsonl(pages)]
+    # clean's default finds edges of 5 tokens or more: the 8 of "Follow us...", not "Read more"
+    assert main(["clean", pages, *PARAMS, "-o", str(tmp_path / "default.jsonl")]) == 0
+    for i, record in enumerate(read_jsonl(tmp_path / "default.jsonl")):
+        assert "Follow us" not in record["text"]
+        assert ("Read more" in record["text"]) == (i % 4 != 3)
 
 
 def test_report_marks_edge_phrases(pages, tmp_path, capsys):

@@ -14,8 +14,8 @@ pytest.importorskip("pandas")
 from corpus_miner import synth  # noqa: E402
 from corpus_miner.cli import main  # noqa: E402
 
-# whole-line phrases do not run on Spark yet: 0 turns off the local default
-PARAMS = ["--sigma", "4", "--min-length", "5", "--min-line-length", "0"]
+# whole-line and edge phrases do not run on Spark yet: 0 turns off the local defaults
+PARAMS = ["--sigma", "4", "--min-length", "5", "--min-line-length", "0", "--min-edge-length", "0"]
 
 
 @pytest.fixture(scope="module")
