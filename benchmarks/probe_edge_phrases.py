@@ -1,5 +1,6 @@
-"""Probe of a qualification rule not in corpus-miner yet: paragraph-edge phrases, for snippets
-glued to the start or end of a content paragraph. Plain Python (a brute force of the
+"""Probe of a qualification rule, since built into corpus-miner as edge phrases
+(`--min-edge-length`, phrases/edges.py): paragraph-edge phrases, for snippets glued to the start
+or end of a content paragraph. Plain Python (a brute force of the
 definition), added to the removals of any `clean --mode annotate` output and scored.
 
     python benchmarks/probe_edge_phrases.py --pages P.jsonl.gz [--labels L.jsonl.gz]

@@ -19,8 +19,8 @@ from corpus_miner.phrases.result import read_phrases
 from tests.coverage.test_clean import MIN_LENGTH, SIGMA, web_documents, write_jsonl
 
 PARAMS = ["--sigma", str(SIGMA), "--min-length", str(MIN_LENGTH)]
-# report and clean also mine whole-line phrases by default; the miner fixture mines none
-NO_LINES = [*PARAMS, "--min-line-length", "0"]
+# report and clean also mine whole-line and edge phrases by default; the miner fixture mines none
+NO_LINES = [*PARAMS, "--min-line-length", "0", "--min-edge-length", "0"]
 
 
 @pytest.fixture(scope="module")
@@ -165,16 +165,16 @@ def test_report_equals_the_commands_json(data, miner, kind, tmp_path):
     assert expected["hogs_by_psi"][0]["examples"] and expected["groups"]
 
 
-def test_whole_line_phrases_report_and_clean_like_the_commands_defaults(tmp_path):
-    from corpus_miner.phrases.params import CLEAN_MIN_LINE_LENGTH
+def test_line_phrases_report_and_clean_like_the_commands_defaults(tmp_path):
+    from corpus_miner.phrases.params import CLEAN_MIN_EDGE_LENGTH, CLEAN_MIN_LINE_LENGTH
 
     docs = web_documents(seed=12, n_docs=30)
     for i, doc in enumerate(docs):  # a short paragraph of its own, and inside a longer line
         doc["text"] = f"{doc['text']}\n\nshare this post\n" if i % 3 else \
             f"{doc['text']} and share this post today"
     path = write_jsonl(tmp_path / "lines.jsonl", docs)
-    miner = BloomSpan(sigma=SIGMA, min_length=MIN_LENGTH,
-                      min_line_length=CLEAN_MIN_LINE_LENGTH).fit(path)
+    miner = BloomSpan(sigma=SIGMA, min_length=MIN_LENGTH, min_line_length=CLEAN_MIN_LINE_LENGTH,
+                      min_edge_length=CLEAN_MIN_EDGE_LENGTH).fit(path)
     assert miner.phrases_.whole_line_mask.any()
     js, cleaned = tmp_path / "report.json", tmp_path / "clean.jsonl"
     assert main(["report", str(path), *PARAMS, "--json", str(js)]) == 0

@@ -92,8 +92,9 @@ class Documents:
                               stats=self.read_stats)
         raise InputError("a TokenCorpus keeps no text; pass the documents it was loaded from")
 
-    def token_corpus(self, progress: bool = False):
-        """The TokenCorpus of the documents (a TokenCorpus given is returned as it is)."""
+    def token_corpus(self, progress: bool = False, sentences: bool = False):
+        """The TokenCorpus of the documents (a TokenCorpus given is returned as it is);
+        sentences=True keeps the sentence starts (edge phrases need them)."""
         if self.kind == "corpus":
             return self.corpus
         from corpus_miner.corpus.build import load_corpus, tokenize_batches
@@ -101,9 +102,9 @@ class Documents:
 
         if self.kind == "paths":
             return load_corpus(self.paths, text_field=self.text_col, id_field=self.id_col,
-                               skip_bad=self.skip_bad, progress=progress)
+                               skip_bad=self.skip_bad, progress=progress, sentences=sentences)
         self.read_stats = ReadStats()
-        corpus = tokenize_batches(self.batches(), self.read_stats)
+        corpus = tokenize_batches(self.batches(), self.read_stats, sentences=sentences)
         self.read_stats = None  # a second read counts afresh
         return corpus
 

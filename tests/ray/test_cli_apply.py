@@ -15,7 +15,7 @@ pytestmark = pytest.mark.filterwarnings(r"ignore:::ray\.data\.context")
 from corpus_miner import synth  # noqa: E402
 from corpus_miner.cli import main  # noqa: E402
 
-# whole-line phrases do not run on Ray yet: 0 turns off the local default
+# whole-line and edge phrases do not run on Ray yet: `both` turns off the local defaults
 PARAMS = ["--sigma", "4", "--min-length", "5"]
 
 
@@ -43,7 +43,8 @@ def inputs(tmp_path_factory):
     return [str(first), str(second), str(third)]
 
 
-def both(args: list[str], outputs: list, tmp_path, local=("--min-line-length", "0")
+def both(args: list[str], outputs: list, tmp_path,
+         local=("--min-line-length", "0", "--min-edge-length", "0")
          ) -> list[tuple[bytes, bytes]]:
     """The bytes of each output of the command, (local engine's, Ray engine's)."""
     found = []
@@ -64,7 +65,7 @@ def test_report_is_byte_identical(ray_cluster, inputs, tmp_path, capsys):
     assert html_local == html_ray
     data = json.loads(json_local)
     assert data["hogs_by_psi"][0]["examples"] and len(data["groups"]) == 4
-    assert "--engine ray mines no whole-line phrases yet" in capsys.readouterr().err
+    assert "--engine ray mines no whole-line and edge phrases yet" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("mode", ["remove", "mask", "annotate"])
@@ -141,7 +142,8 @@ def test_refusals_are_one_line(ray_cluster, inputs, tmp_path, capsys):
     assert len(errors) == 1 and "missing.jsonl: no such file" in errors[0]
     for command in ("report", "clean"):
         output = ["-o", str(tmp_path / "x.jsonl")] if command == "clean" else []
-        assert main([command, *inputs, "--min-line-length", "2", *output, *ray]) == 2
-        err = capsys.readouterr().err.strip()
-        assert "--min-line-length is not supported with --engine ray yet" in err
-        assert "\n" not in err
+        for option in ("--min-line-length", "--min-edge-length"):
+            assert main([command, *inputs, option, "2", *output, *ray]) == 2
+            err = capsys.readouterr().err.strip()
+            assert f"{option} is not supported with --engine ray yet" in err
+            assert "\n" not in err

@@ -14,8 +14,8 @@ pytest.importorskip("pandas")
 from corpus_miner import synth  # noqa: E402
 from corpus_miner.cli import main  # noqa: E402
 
-# whole-line phrases do not run on Spark yet: 0 turns off the local default
-PARAMS = ["--sigma", "4", "--min-length", "5", "--min-line-length", "0"]
+# whole-line and edge phrases do not run on Spark yet: 0 turns off the local defaults
+PARAMS = ["--sigma", "4", "--min-length", "5", "--min-line-length", "0", "--min-edge-length", "0"]
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +91,8 @@ def test_refusals_are_one_line(inputs, tmp_path, capsys):
     assert "no such file or directory" in capsys.readouterr().err
     for command in ("phrases", "report", "clean"):
         output = ["-o", str(tmp_path / "x.jsonl")] if command == "clean" else []
-        assert main([command, *inputs, "--min-line-length", "2", *output, *spark]) == 2
-        err = capsys.readouterr().err.strip()
-        assert err.endswith("(or pass --min-line-length 0)") and "\n" not in err
-        assert "--min-line-length is not supported with --engine spark yet" in err
+        for option in ("--min-line-length", "--min-edge-length"):
+            assert main([command, *inputs, option, "2", *output, *spark]) == 2
+            err = capsys.readouterr().err.strip()
+            assert err.endswith(f"(or pass {option} 0)") and "\n" not in err
+            assert f"{option} is not supported with --engine spark yet" in err

@@ -82,11 +82,11 @@ def test_spark_prints_what_the_local_engine_prints(tmp_path):
     commands = {
         "phrases": ["phrases", source, "--skip-bad", "--sigma", "50", "--min-length", "4",
                     "-o", "{e}.tsv"],
-        # whole-line phrases are local only (Spark notes it): both engines run without them
+        # whole-line and edge phrases are local only (Spark notes it): both engines run without
         "report": ["report", source, "--skip-bad", "--sigma", "3", "--min-length", "4",
-                   "--min-line-length", "0", "-o", "{e}.html"],
+                   "--min-line-length", "0", "--min-edge-length", "0", "-o", "{e}.html"],
         "clean": ["clean", source, "--skip-bad", "--sigma", "3", "--min-length", "4",
-                  "--min-line-length", "0", "-o", "{e}.jsonl"],
+                  "--min-line-length", "0", "--min-edge-length", "0", "-o", "{e}.jsonl"],
     }
     import re
 
@@ -124,7 +124,8 @@ def test_ctrl_c_on_spark_is_one_line_and_leaves_no_output(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), SPARK_LOCAL_IP="127.0.0.1")
     command = subprocess.Popen(
         [sys.executable, "-m", "corpus_miner", "clean", str(source), "--sigma", "3",
-         "--min-length", "4", "--min-line-length", "0", "-o", str(tmp_path / "out.jsonl"),
+         "--min-length", "4", "--min-line-length", "0", "--min-edge-length", "0", "-o",
+         str(tmp_path / "out.jsonl"),
          *SPARK], env=env,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
         cwd=tmp_path)

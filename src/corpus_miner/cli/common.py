@@ -77,20 +77,37 @@ def add_mining_arguments(parser: argparse.ArgumentParser) -> None:
                         "tokens that stands alone (a paragraph of its own) in at least SIGMA "
                         "documents, handled only where it stands alone; 0 for none "
                         + (f"(default {default})" if default else "(the default)"))
+    default = parser.get_default("edge_default") or 0
+    parser.add_argument("--min-edge-length", type=int, default=None, metavar="N",
+                        help="also find edge phrases: N to --min-length - 1 tokens glued at a "
+                        "sentence break (. ! ? : then a space) to the start or the end of a "
+                        "paragraph in at least SIGMA documents, handled only there; 0 for none "
+                        + (f"(default {default})" if default else "(the default)"))
+
+
+def _length_option(args, option: str, default_name: str, none: str) -> int | None:
+    """A --min-...-length option as BloomSpan takes it: the command's default when not given
+    (set by the command as `default_name`), None for 0."""
+    value = getattr(args, option.lstrip("-").replace("-", "_"))
+    if value is None:
+        value = getattr(args, default_name, 0)
+    if value < 0:
+        from corpus_miner.errors import ParameterError
+
+        raise ParameterError(f"{option} {value}: give a number of tokens >= 1, or 0 for {none}")
+    return value or None
 
 
 def min_line_length(args) -> int | None:
     """--min-line-length as BloomSpan takes it: the command's default when not given (set by
     the command as `line_default`), None for 0."""
-    value = args.min_line_length
-    if value is None:
-        value = getattr(args, "line_default", 0)
-    if value < 0:
-        from corpus_miner.errors import ParameterError
+    return _length_option(args, "--min-line-length", "line_default", "no whole-line phrases")
 
-        raise ParameterError(f"--min-line-length {value}: give a number of tokens >= 1, or 0 "
-                             "for no whole-line phrases")
-    return value or None
+
+def min_edge_length(args) -> int | None:
+    """--min-edge-length as BloomSpan takes it: the command's default when not given (set by
+    the command as `edge_default`), None for 0."""
+    return _length_option(args, "--min-edge-length", "edge_default", "no edge phrases")
 
 
 def add_record_output_argument(parser: argparse.ArgumentParser) -> None:
@@ -131,15 +148,18 @@ def shard_plan(args: argparse.Namespace, total_rows=None):
 
 
 def corpus_from_args(args: argparse.Namespace, progress: bool = True,
-                     lines: bool = True, digest: bool = False) -> TokenCorpus:
+                     lines: bool = True, digest: bool = False,
+                     sentences: bool = False) -> TokenCorpus:
     """Read and tokenize the inputs named on the command line (progress bar only on a TTY);
     lines=False keeps no line starts (8 bytes a line that mining without whole-line phrases
     does not use); digest=True keeps the texts digest, for a command whose second read of the
-    inputs is checked against it (`clean`, `report`)."""
+    inputs is checked against it (`clean`, `report`); sentences=True keeps the sentence
+    starts (edge phrases)."""
     from corpus_miner.corpus import load_corpus
 
     corpus = load_corpus(args.inputs, text_field=args.text_field, id_field=args.id_field,
-                         skip_bad=args.skip_bad, progress=progress, lines=lines, digest=digest)
+                         skip_bad=args.skip_bad, progress=progress, lines=lines, digest=digest,
+                         sentences=sentences)
     note_read_stats(args, corpus.read_stats)
     return corpus
 

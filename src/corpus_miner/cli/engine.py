@@ -139,18 +139,26 @@ def refuse_options(args: argparse.Namespace, *options: str) -> None:
                                  "with the local engine")
 
 
-def refuse_whole_lines(args: argparse.Namespace, note: bool = True) -> None:
-    """Whole-line phrases run on the local engine only: refused when asked for on another;
-    when they are only the command's default, a note says that the output is the local
-    engine's with --min-line-length 0."""
+def refuse_line_phrases(args: argparse.Namespace, note: bool = True) -> None:
+    """Whole-line and edge phrases run on the local engine only: refused when asked for on
+    another; when they are only the command's default, a note says that the output is the
+    local engine's with --min-line-length 0 (and --min-edge-length 0)."""
     name = getattr(args, "engine", "spark")
-    if args.min_line_length not in (None, 0):
-        raise ParameterError(f"--min-line-length is not supported with --engine {name} yet; "
-                             "run it with the local engine (or pass --min-line-length 0)")
-    if note and args.min_line_length is None:
-        print(f"note: --engine {name} mines no whole-line phrases yet (the local engine does "
-              "by default): this is the local engine's output with --min-line-length 0",
-              file=sys.stderr)
+    defaults = []
+    for option, default_name in (("--min-line-length", "line_default"),
+                            ("--min-edge-length", "edge_default")):
+        value = getattr(args, option.lstrip("-").replace("-", "_"), None)
+        if value not in (None, 0):
+            raise ParameterError(f"{option} is not supported with --engine {name} yet; run it "
+                                 f"with the local engine (or pass {option} 0)")
+        if value is None and getattr(args, default_name, None):
+            defaults.append(option)
+    if note and defaults:
+        kinds = " and ".join("whole-line" if option == "--min-line-length" else "edge"
+                             for option in defaults)
+        print(f"note: --engine {name} mines no {kinds} phrases yet (the local engine does "
+              "by default): this is the local engine's output with "
+              + " and ".join(f"{option} 0" for option in defaults), file=sys.stderr)
 
 
 def spark_documents(spark, args, group_by=None, digested: bool = False):

@@ -27,6 +27,9 @@ def register(subparsers) -> None:
     add_input_arguments(tokenize)
     tokenize.add_argument("-o", "--output", required=True, metavar="DIR",
                           help="folder to write (replaced atomically if it exists)")
+    tokenize.add_argument("--sentences", action="store_true",
+                          help="also keep which tokens follow a sentence break (8 bytes each), "
+                          "so that --min-edge-length can be used on DIR")
     tokenize.set_defaults(handler=run_tokenize, outputs=(Output("output", "-o", folder=True),))
 
 
@@ -73,7 +76,8 @@ def run_tokenize(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     # streamed into the folder: memory does not grow with the corpus
     corpus = save_corpus(args.inputs, args.output, text_field=args.text_field,
-                         id_field=args.id_field, skip_bad=args.skip_bad, progress=True)
+                         id_field=args.id_field, skip_bad=args.skip_bad, progress=True,
+                         sentences=args.sentences)
     seconds = time.perf_counter() - start
     note_read_stats(args, corpus.read_stats)
     print_summary(f"tokenized into {args.output}", documents=corpus.n_docs,

@@ -15,6 +15,7 @@ from corpus_miner.cli.common import (
     add_input_arguments,
     add_mining_arguments,
     corpus_from_args,
+    min_edge_length,
     min_line_length,
 )
 from corpus_miner.cli.engine import add_engine_arguments, on_spark
@@ -52,9 +53,13 @@ def _print_summary(stats: dict, output: str | None, stats_file: str | None) -> N
     where = f"written to {output}" if output not in (None, "-") else "written to stdout as JSONL"
     n = stats.get("phrases", 0)
     lines = stats.get("whole_line_phrases")
+    edges = stats.get("edge_phrases")
+    parts = ([f"{lines:,} of them whole lines of at least {stats.get('min_line_length')}"]
+             if lines is not None else []) + (
+        [f"{edges:,} edges of at least {stats.get('min_edge_length')}"]
+        if edges is not None else [])
     print(f"phrases: {n:,} phrase{'' if n == 1 else 's'} of at least {stats.get('min_length')} "
-          f"tokens" + (f" ({lines:,} of them whole lines of at least "
-                       f"{stats.get('min_line_length')})" if lines is not None else "")
+          f"tokens" + (f" ({', '.join(parts)})" if parts else "")
           + f", each in at least {stats.get('sigma')} of {stats.get('documents', 0):,} "
           f"documents ({stats.get('tokens', 0):,} tokens), found by {stats.get('algorithm')} in "
           f"{stats.get('seconds_total', 0.0):.1f} s, {where}"
@@ -74,12 +79,14 @@ def run(args) -> int:
 
         return run_on_ray(args, write_outputs)
     # parameters first: a typo in --sigma should not cost a tokenization pass
-    lines = min_line_length(args)
+    lines, edges = min_line_length(args), min_edge_length(args)
     PhraseParams(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm,
-                 filter_bytes=args.filter_bytes, min_line_length=lines)
-    corpus = corpus_from_args(args, lines=lines is not None)
+                 filter_bytes=args.filter_bytes, min_line_length=lines, min_edge_length=edges)
+    corpus = corpus_from_args(args, lines=lines is not None or edges is not None,
+                              sentences=edges is not None)
     miner = BloomSpan(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm,
-                      filter_bytes=args.filter_bytes, min_line_length=lines).fit(corpus)
+                      filter_bytes=args.filter_bytes, min_line_length=lines,
+                      min_edge_length=edges).fit(corpus)
     write_outputs(args, miner.phrases_, miner.stats_)
     return 0
 
@@ -107,7 +114,7 @@ def _run_on_spark(args: argparse.Namespace) -> int:
     from corpus_miner.spark.documents import one_line_errors
 
     engine.refuse_options(args, "--filter-bytes")
-    engine.refuse_whole_lines(args, note=False)
+    engine.refuse_line_phrases(args, note=False)
     PhraseParams(sigma=args.sigma, min_length=args.min_length)
     spark = engine.spark_session(args)
     with one_line_errors():

@@ -36,9 +36,9 @@ def run_phrases(args: argparse.Namespace, write_outputs) -> int:
     if args.filter_bytes is not None:
         raise ParameterError("--filter-bytes is not available with --engine ray; run it with "
                              "the local engine")
-    from corpus_miner.cli.engine import refuse_whole_lines
+    from corpus_miner.cli.engine import refuse_line_phrases
 
-    refuse_whole_lines(args, note=False)
+    refuse_line_phrases(args, note=False)
     PhraseParams(sigma=args.sigma, min_length=args.min_length)
     _connect(args)
     from corpus_miner.ray import RayBloomSpan
@@ -55,12 +55,12 @@ def run_phrases(args: argparse.Namespace, write_outputs) -> int:
 
 def _mined(args: argparse.Namespace, group_by=None):
     """(the blocks read, RayBloomSpan fitted on them) for report and clean."""
-    from corpus_miner.cli.engine import refuse_whole_lines
+    from corpus_miner.cli.engine import refuse_line_phrases
     from corpus_miner.io.storage import current_storage_options
     from corpus_miner.phrases.params import PhraseParams
 
     _refuse(args, "--phrases", "--allow", "--keep-first", "--templates", "--slots")
-    refuse_whole_lines(args)
+    refuse_line_phrases(args)
     PhraseParams(sigma=args.sigma, min_length=args.min_length)
     _connect(args)
     from corpus_miner.ray import RayBloomSpan

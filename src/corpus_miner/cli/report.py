@@ -27,17 +27,18 @@ from corpus_miner.errors import InputError, ParameterError
 
 
 def _add_common(parser: argparse.ArgumentParser, saved_corpus: bool = True) -> None:
-    from corpus_miner.phrases.params import CLEAN_MIN_LINE_LENGTH
+    from corpus_miner.phrases.params import CLEAN_MIN_EDGE_LENGTH, CLEAN_MIN_LINE_LENGTH
 
-    parser.set_defaults(line_default=CLEAN_MIN_LINE_LENGTH)
+    parser.set_defaults(line_default=CLEAN_MIN_LINE_LENGTH, edge_default=CLEAN_MIN_EDGE_LENGTH)
     add_input_arguments(parser, saved_corpus)
     add_mining_arguments(parser)
     parser.add_argument("--phrases", default=None, metavar="FILE",
                         help="apply this phrase list (output of `corpus-miner phrases`, possibly "
                         "edited: .jsonl, .jsonl.gz, .tsv, .parquet, or .txt with one phrase per "
                         "line) instead of mining; covered = inside an occurrence of a listed "
-                        "phrase (a row with whole_line true: where it is a whole line); --sigma, "
-                        "--min-length and --min-line-length are then ignored")
+                        "phrase (a row with whole_line true: where it is a whole line, with edge "
+                        "start or end: at that edge of a paragraph); --sigma, --min-length, "
+                        "--min-line-length and --min-edge-length are then ignored")
     from corpus_miner.cli.templates import add_template_arguments
 
     add_template_arguments(parser, mining=False)
@@ -114,25 +115,38 @@ def _check_parameters(args) -> None:
 
     check_template_arguments(args)
     if args.phrases is None:
-        from corpus_miner.cli.common import min_line_length
+        from corpus_miner.cli.common import min_edge_length, min_line_length
         from corpus_miner.phrases.params import PhraseParams
 
         PhraseParams(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm,
-                     min_line_length=min_line_length(args))
+                     min_line_length=min_line_length(args), min_edge_length=min_edge_length(args))
 
 
 def _needs_lines(args) -> bool:
-    """Whether the run needs line starts in the corpus: whole-line phrases (--min-line-length or
-    its default, or a phrase file: it may hold whole-line rows), or templates with slots (their
-    line-end slots and line test)."""
+    """Whether the run needs line starts in the corpus: whole-line or edge phrases
+    (--min-line-length, --min-edge-length or their defaults, or a phrase file: it may hold such
+    rows), or templates with slots (their line-end slots and line test)."""
     from corpus_miner.cli.common import min_line_length
 
-    return (args.phrases is not None or min_line_length(args) is not None
+    return (_needs_sentences(args) or min_line_length(args) is not None
             or bool(getattr(args, "slots", False) or getattr(args, "templates", None)))
 
 
+def _needs_sentences(args) -> bool:
+    """Whether the run needs sentence starts in the corpus: edge phrases (--min-edge-length or
+    its default, or a phrase file: it may hold edge rows)."""
+    from corpus_miner.cli.common import min_edge_length
+
+    return args.phrases is not None or min_edge_length(args) is not None
+
+
+def _corpus(args, digest: bool = False):
+    return corpus_from_args(args, lines=_needs_lines(args), digest=digest,
+                            sentences=_needs_sentences(args))
+
+
 def _coverage(args, corpus):
-    from corpus_miner.cli.common import min_line_length
+    from corpus_miner.cli.common import min_edge_length, min_line_length
     from corpus_miner.corpus import tokenize
     from corpus_miner.coverage.coverage import Coverage, phrases_from_rows
 
@@ -153,8 +167,15 @@ def _coverage(args, corpus):
               "no whole-line phrases are mined; tokenize the documents again to have them",
               file=sys.stderr)
         lines = None
+    edges = min_edge_length(args)
+    if edges is not None and args.min_edge_length is None and (
+            corpus.sentence_starts is None or corpus.line_starts is None):
+        print("note: this saved corpus has no sentence starts (tokenized without --sentences), "
+              "so no edge phrases are mined; tokenize the documents again with --sentences to "
+              "have them", file=sys.stderr)
+        edges = None
     miner = BloomSpan(sigma=args.sigma, min_length=args.min_length, algorithm=args.algorithm,
-                      min_line_length=lines).fit(corpus)
+                      min_line_length=lines, min_edge_length=edges).fit(corpus)
     return Coverage.from_miner(miner, corpus)
 
 
@@ -191,7 +212,7 @@ def run_report(args) -> int:
                              "(no fields), stdin ('-') or a pipe cannot give; use the original "
                              "files")
     # the digest checks the second read (examples, --group-by) against the first
-    corpus = corpus_from_args(args, lines=_needs_lines(args), digest=again)
+    corpus = _corpus(args, digest=again)
     coverage = _coverage(args, corpus)
     report = CoverageReport(coverage, top=args.top, examples=args.examples,
                             template_share=args.template_share, group_by=args.group_by,
@@ -250,7 +271,7 @@ def run_clean(args) -> int:
     if not rereadable(args.inputs):
         raise ParameterError("clean reads its inputs twice (tokens, then text); stdin ('-') "
                              "or a pipe cannot be read twice: save it to a file first")
-    corpus = corpus_from_args(args, lines=_needs_lines(args), digest=True)
+    corpus = _corpus(args, digest=True)
     coverage = _coverage(args, corpus)
     found = template_occurrences(args, corpus, coverage)
     if found is None:
@@ -292,7 +313,7 @@ def _report_on_spark(args: argparse.Namespace) -> int:
     from corpus_miner.spark.apply import documents_report
 
     engine.refuse_options(args, "--phrases")
-    engine.refuse_whole_lines(args)
+    engine.refuse_line_phrases(args)
     PhraseParams(sigma=args.sigma, min_length=args.min_length)
     group_by = parse_group_by(args.group_by)
     spark = engine.spark_session(args)
@@ -315,7 +336,7 @@ def _clean_on_spark(args: argparse.Namespace) -> int:
     from corpus_miner.spark.apply import inputs_cleaner
 
     engine.refuse_options(args, "--phrases", "--allow", "--keep-first")
-    engine.refuse_whole_lines(args)
+    engine.refuse_line_phrases(args)
     PhraseParams(sigma=args.sigma, min_length=args.min_length)
     CleanParams(args.mode, False, (), args.drop_above, args.mask_text).validate()
     spark = engine.spark_session(args)

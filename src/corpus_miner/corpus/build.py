@@ -38,7 +38,7 @@ _READ_AHEAD = 4  # batches; reading overlaps tokenizing
 def load_corpus(inputs, *, text_field: str = "text", id_field: str = "id", skip_bad: bool = False,
                 progress: bool = False, batch_size: int = DEFAULT_BATCH_BYTES,
                 threads: int | None = None, lines: bool = True,
-                digest: bool = True) -> TokenCorpus:
+                digest: bool = True, sentences: bool = False) -> TokenCorpus:
     """Read and tokenize documents; a single saved corpus folder is loaded (memory-mapped) instead.
 
     Memory: 4 bytes per token (plus growth slack), 8 bytes per line and per paragraph (their
@@ -47,6 +47,7 @@ def load_corpus(inputs, *, text_field: str = "text", id_field: str = "id", skip_
     progress=True shows a progress bar on stderr when it is a terminal. threads: tokenizing
     threads (default: every core this process may use); the ids do not depend on it.
     digest=False keeps no texts_digest (a reader that never reads the inputs again needs none).
+    sentences=True also keeps the sentence starts (8 bytes per sentence break; edge phrases).
     """
     inputs = _as_list(inputs)
     if _is_one_saved_corpus(inputs):
@@ -55,18 +56,19 @@ def load_corpus(inputs, *, text_field: str = "text", id_field: str = "id", skip_
     batches = read_documents(inputs, stats=stats, prefetch=_READ_AHEAD, text_field=text_field,
                              id_field=id_field, skip_bad=skip_bad, batch_size=batch_size)
     return tokenize_batches(batches, stats, progress=progress, inputs=inputs, threads=threads,
-                            lines=lines, digest=digest)
+                            lines=lines, digest=digest, sentences=sentences)
 
 
 def tokenize_batches(batches: Iterable[DocumentBatch], stats: ReadStats | None = None, *,
                      progress: bool = False, inputs=(), threads: int | None = None,
-                     lines: bool = True, digest: bool = True) -> TokenCorpus:
+                     lines: bool = True, digest: bool = True,
+                     sentences: bool = False) -> TokenCorpus:
     """The TokenCorpus of a stream of DocumentBatches (what load_corpus builds from its
     readers). stats: the ReadStats the batches' reader counts into, kept as read_stats;
     inputs: the files the progress bar measures; lines: keep the line starts; digest: keep
-    the texts_digest (load_corpus)."""
+    the texts_digest; sentences: keep the sentence starts (load_corpus)."""
     stats = stats if stats is not None else ReadStats()
-    tokenizer = ParallelTokenizer(threads)
+    tokenizer = ParallelTokenizer(threads, sentences=sentences)
     tokens = np.zeros(1 << 16, dtype=np.uint32)
     doc_offsets = np.zeros(1 << 10, dtype=np.int64)
     n_tokens = n_docs = 0
@@ -74,6 +76,7 @@ def tokenize_batches(batches: Iterable[DocumentBatch], stats: ReadStats | None =
     texts = OrderedDigest() if digest else None
     line_parts: list[np.ndarray] = []
     paragraph_parts: list[np.ndarray] = []
+    sentence_parts: list[np.ndarray] = []
     for block in _tokenized_batches(batches, tokenizer, stats, progress, inputs):
         if texts is not None:
             for batch in block.batches:
@@ -83,6 +86,8 @@ def tokenize_batches(batches: Iterable[DocumentBatch], stats: ReadStats | None =
             line_starts, paragraph_starts = block.line_starts(n_tokens)
             line_parts.append(line_starts)
             paragraph_parts.append(paragraph_starts)
+        if sentences:
+            sentence_parts.append(block.sentence_starts(n_tokens))
         if n_tokens + n > len(tokens):
             tokens = resized(tokens, max(n_tokens + n, len(tokens) * 3 // 2))
         if n_docs + d + 1 > len(doc_offsets):
@@ -96,22 +101,25 @@ def tokenize_batches(batches: Iterable[DocumentBatch], stats: ReadStats | None =
                        StringList.from_arrow(id_arrays), tokenizer.vocabulary.strings(), stats,
                        texts_digest=texts.state() if texts is not None else None,
                        line_starts=_joined(line_parts) if lines else None,
-                       paragraph_starts=_joined(paragraph_parts) if lines else None)
+                       paragraph_starts=_joined(paragraph_parts) if lines else None,
+                       sentence_starts=_joined(sentence_parts) if sentences else None)
 
 
 def save_corpus(inputs, output, *, text_field: str = "text", id_field: str = "id",
                 skip_bad: bool = False, progress: bool = False,
-                batch_size: int = DEFAULT_BATCH_BYTES, threads: int | None = None) -> TokenCorpus:
+                batch_size: int = DEFAULT_BATCH_BYTES, threads: int | None = None,
+                sentences: bool = False) -> TokenCorpus:
     """Read and tokenize documents straight into a saved corpus folder `output` (written
     atomically); returns the saved corpus, memory-mapped. Same folder as
-    `load_corpus(...).save(output)`, but memory stays bounded by the vocabulary and a few
-    batches instead of growing with the corpus. A single saved corpus folder is copied."""
+    `load_corpus(..., sentences=sentences).save(output)`, but memory stays bounded by the
+    vocabulary and a few batches instead of growing with the corpus. A single saved corpus
+    folder is copied."""
     inputs = _as_list(inputs)
     if _is_one_saved_corpus(inputs):
         TokenCorpus.load(inputs[0]).save(output)
         return TokenCorpus.load(output)
     stats = ReadStats()
-    tokenizer = ParallelTokenizer(threads)
+    tokenizer = ParallelTokenizer(threads, sentences=sentences)
     texts = OrderedDigest()  # kept in the folder: Cleaner.write checks the inputs against it
     with corpus_writer(output) as writer:
         for block in _tokenized(inputs, tokenizer, stats, progress, text_field=text_field,
@@ -120,7 +128,8 @@ def save_corpus(inputs, output, *, text_field: str = "text", id_field: str = "id
                 texts.update(batch.texts, texts.documents)
             writer.add_documents(block.tokens, block.doc_offsets,
                                  StringList.from_arrow(batch.ids for batch in block.batches),
-                                 *block.line_starts())
+                                 *block.line_starts(),
+                                 block.sentence_starts() if sentences else None)
         writer.finish(tokenizer.vocabulary.strings(), stats, texts.state())
     return TokenCorpus.load(output)
 

@@ -16,10 +16,17 @@ import numpy as np
 from numba import njit
 
 # Layout of the int64 `state` array shared between the kernel and its Python driver.
-DOC, POS, N_TOKENS, N_VOCAB, VOCAB_USED, STATUS, DOC_TOKEN_START, BREAKS = range(8)
-STATE_SIZE = 8
+DOC, POS, N_TOKENS, N_VOCAB, VOCAB_USED, STATUS, DOC_TOKEN_START, BREAKS, SENTENCES, GAP = \
+    range(10)
+STATE_SIZE = 10
 # token_flags values: where a token stands in the document's lines (str.splitlines() lines)
 IN_LINE, LINE_START, PARAGRAPH_START = range(3)
+LINE_FLAGS = 3  # the bits of token_flags that hold one of the three above
+# token_flags bit, recorded only when state[SENTENCES] is 1: the text between the token and the
+# one before it in its document holds a sentence break (tokenizer.sentence_starts defines it)
+SENTENCE_BREAK = 4
+# state[GAP] while scanning the text between two tokens
+_NO_BREAK, _STOP_SEEN, _BREAK_SEEN = range(3)
 # Values of state[STATUS].
 DONE, NEED_TOKENS, NEED_TABLE, NEED_VOCAB_SLOTS, NEED_VOCAB_BYTES, SPECIAL_DOC = range(6)
 
@@ -177,6 +184,33 @@ def _ascii_lower(word):
     return word | (upper >> np.uint64(2))
 
 
+@njit(cache=True, inline="always")
+def is_space(cp):
+    """Whether code point cp is whitespace (`re`'s \\s, str.isspace())."""
+    if cp <= 0x20:
+        return cp == 0x20 or 0x09 <= cp <= 0x0D or 0x1C <= cp <= 0x1F
+    if cp < 0x1680:
+        return cp == 0x85 or cp == 0xA0
+    return (cp == 0x1680 or 0x2000 <= cp <= 0x200A or cp == 0x2028 or cp == 0x2029
+            or cp == 0x202F or cp == 0x205F or cp == 0x3000)
+
+
+@njit(cache=True, inline="always")
+def gap_state(gap, cp):
+    """The state of the text between two tokens after one more character cp of it: a break is
+    one of . ! ? : later followed by whitespace, or a CJK full stop, exclamation, question mark
+    or colon (tokenizer.SENTENCE_BREAK)."""
+    if gap == _BREAK_SEEN:
+        return gap
+    if cp == 0x3002 or cp == 0xFF01 or cp == 0xFF1F or cp == 0xFF1A:
+        return _BREAK_SEEN
+    if cp == 0x2E or cp == 0x21 or cp == 0x3F or cp == 0x3A:
+        return _STOP_SEEN
+    if gap == _STOP_SEEN and is_space(cp):
+        return _BREAK_SEEN
+    return gap
+
+
 @njit(cache=True, nogil=True)
 def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
                    tokens, token_flags, doc_token_ends, table, vocab_key, vocab_offsets,
@@ -191,6 +225,8 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
     of a line after a line without tokens, or of the document); lines are those of
     str.splitlines(): a break is \n, \r, \r\n, \v, \f, \x1c-\x1e, \x85, U+2028 or U+2029.
     state[BREAKS]: line breaks since the last token (kept across a stop inside a document).
+    state[SENTENCES] 1: also set the SENTENCE_BREAK bit of token_flags (state[GAP] then keeps
+    the text since the last token across a stop); 0: the bit stays clear, at no cost.
     state[POS] is -1 between documents (set it to -1 to start a batch).
     On SPECIAL_DOC the tokens of document state[DOC] are rolled back and state[DOC] points at it.
     """
@@ -214,12 +250,16 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
     used = state[VOCAB_USED]
     status = DONE
     breaks = state[BREAKS]
+    sentences = state[SENTENCES] != 0
+    gap = state[GAP]
     while d < doc_end:
         end = offsets[d + 1]
         if pos < 0:  # entering a fresh document
             pos = offsets[d]
             state[DOC_TOKEN_START] = n_tokens
             breaks = PARAGRAPH_START  # the first token starts a line and a paragraph
+            gap = _NO_BREAK
+        doc_first = state[DOC_TOKEN_START]
         while pos < end:
             cp = np.int64(data[pos])
             length = 1
@@ -238,6 +278,8 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
                         breaks += 1  # \r\n is one break, counted at its \n
                 elif cp == 0x85 or cp == 0x2028 or cp == 0x2029:
                     breaks += 1
+                if sentences:
+                    gap = gap_state(gap, cp)
                 pos += length
                 continue
             # a single character takes only the marks after it; a run takes run characters
@@ -278,8 +320,9 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
                         vocab_offsets[tid + 1] = used
                         n_vocab += 1
                     tokens[n_tokens] = tid
-                    token_flags[n_tokens] = min(breaks, PARAGRAPH_START)
+                    token_flags[n_tokens] = _flag(breaks, gap, n_tokens > doc_first)
                     breaks = 0
+                    gap = _NO_BREAK
                     n_tokens += 1
                     pos += n_bytes
                     continue
@@ -338,8 +381,9 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
                 used = w
                 n_vocab += 1
             tokens[n_tokens] = tid
-            token_flags[n_tokens] = min(breaks, PARAGRAPH_START)
+            token_flags[n_tokens] = _flag(breaks, gap, n_tokens > doc_first)
             breaks = 0
+            gap = _NO_BREAK
             n_tokens += 1
         if status == SPECIAL_DOC:
             state[DOC] = d
@@ -361,6 +405,17 @@ def scan_documents(data, offsets, doc_end, cp_info, cp_lower, lowered, state,
     state[VOCAB_USED] = used
     state[STATUS] = status
     state[BREAKS] = breaks
+    state[GAP] = gap
+
+
+@njit(cache=True, inline="always")
+def _flag(breaks, gap, inside):
+    """token_flags of a token after `breaks` line breaks and a gap in state `gap`; `inside`:
+    it is not its document's first token (text before that one is no break)."""
+    line = np.uint8(min(breaks, PARAGRAPH_START))
+    if gap == _BREAK_SEEN and inside:
+        return line | np.uint8(SENTENCE_BREAK)
+    return line
 
 
 @njit(cache=True, nogil=True)

@@ -39,13 +39,20 @@ class TokenizedBlock:
     batches: list
     tokens: np.ndarray  # uint32 global ids
     doc_offsets: np.ndarray  # int64, documents + 1, from 0
-    line_flags: np.ndarray  # uint8 per token: kernels.IN_LINE, LINE_START or PARAGRAPH_START
+    line_flags: np.ndarray  # uint8 per token: see TokenIdAssigner.finish_with_lines
 
     def line_starts(self, first_token: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """(line starts, paragraph starts) as int64 token indices, plus `first_token`."""
-        lines = np.flatnonzero(self.line_flags).astype(np.int64)
-        paragraphs = lines[self.line_flags[lines] == kernels.PARAGRAPH_START]
+        line = self.line_flags & np.uint8(kernels.LINE_FLAGS)
+        lines = np.flatnonzero(line).astype(np.int64)
+        paragraphs = lines[line[lines] == kernels.PARAGRAPH_START]
         return lines + first_token, paragraphs + first_token
+
+    def sentence_starts(self, first_token: int = 0) -> np.ndarray:
+        """The tokens that follow a sentence break, as int64 token indices plus `first_token`
+        (none unless the tokenizer was asked for them)."""
+        return np.flatnonzero(self.line_flags & np.uint8(kernels.SENTENCE_BREAK)).astype(
+            np.int64) + first_token
 
 
 def default_threads() -> int:
@@ -73,12 +80,13 @@ def _blocks(batches: Iterable, block_bytes: int) -> Iterator[list]:
         yield block
 
 
-def _tokenize_local(block: list, vocab_hint: int) -> TokenIdAssigner:
+def _tokenize_local(block: list, vocab_hint: int, sentences: bool = False) -> TokenIdAssigner:
     """The block's tokens with local ids; `vocab_hint` (distinct tokens expected) sizes the
     table, so that it is not grown and rehashed several times per block."""
     size = sum(_text_bytes(batch.texts) for batch in block)
     vocab = 1 << max(10, (vocab_hint + vocab_hint // 4).bit_length())
-    assigner = TokenIdAssigner(initial_vocab=vocab, initial_tokens=size // 5 + 1024)
+    assigner = TokenIdAssigner(initial_vocab=vocab, initial_tokens=size // 5 + 1024,
+                               sentences=sentences)
     for batch in block:
         assigner.add_texts(batch.texts)
     return assigner
@@ -87,7 +95,9 @@ def _tokenize_local(block: list, vocab_hint: int) -> TokenIdAssigner:
 class ParallelTokenizer:
     """`run(batches)` yields TokenizedBlocks in input order; `vocabulary` is the global one."""
 
-    def __init__(self, threads: int | None = None, block_bytes: int = DEFAULT_BLOCK_BYTES):
+    def __init__(self, threads: int | None = None, block_bytes: int = DEFAULT_BLOCK_BYTES,
+                 sentences: bool = False):
+        self.sentences = sentences  # record sentence breaks (TokenIdAssigner)
         self.threads = default_threads() if threads is None else int(threads)
         if self.threads < 1:
             raise ValueError(f"threads must be >= 1, got {threads}")
@@ -100,14 +110,15 @@ class ParallelTokenizer:
         blocks = _blocks(batches, self.block_bytes)
         if self.threads == 1:
             for block in blocks:
-                yield self._merge(block, _tokenize_local(block, self._local_vocab))
+                yield self._merge(block, _tokenize_local(block, self._local_vocab, self.sentences))
             return
         # threads - 1 workers; this thread merges, and scans a block itself when no worker has
         # started it by the time it is next to merge, so `threads` threads scan in all
         with ThreadPoolExecutor(self.threads - 1, thread_name_prefix="tokenize") as pool:
             pending: deque = deque()
             for block in blocks:
-                pending.append((block, pool.submit(_tokenize_local, block, self._local_vocab)))
+                pending.append((block, pool.submit(_tokenize_local, block, self._local_vocab,
+                                                      self.sentences)))
                 if len(pending) >= self.threads:  # keeps every thread busy, memory bounded
                     yield self._merge_next(pending)
             while pending:
@@ -116,7 +127,7 @@ class ParallelTokenizer:
     def _merge_next(self, pending: deque) -> TokenizedBlock:
         block, future = pending.popleft()
         if future.cancel():  # no worker took it yet
-            return self._merge(block, _tokenize_local(block, self._local_vocab))
+            return self._merge(block, _tokenize_local(block, self._local_vocab, self.sentences))
         return self._merge(block, future.result())
 
     def _merge(self, block: list, assigner: TokenIdAssigner) -> TokenizedBlock:

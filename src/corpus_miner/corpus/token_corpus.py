@@ -8,12 +8,15 @@ written atomically:
   line_starts.bin      int64, n_lines: the token index of the first token of each line
   paragraph_starts.bin int64, n_paragraphs: the line starts that begin a paragraph
                        (both written empty, with "lines": false, for a corpus built without them)
+  sentence_starts.bin  int64, n_sentences: the tokens that follow a sentence break, present
+                       (with "sentences": true) only for a corpus built with them
   vocab_offsets.bin / vocab_bytes.bin     the vocabulary (UTF-8 strings, see StringList)
   doc_id_offsets.bin / doc_id_bytes.bin   the document ids
 Raw little-endian arrays, so `load(mmap=True)` maps corpora larger than RAM. Version 2 folders
-(the same without the line arrays) load with `line_starts` None. Version 1 folders (.npy files,
-metadata without a checksum) are refused with a message to re-create them: tokenizing again is
-fast, and their tokens may follow an older token rule.
+(the same without the line arrays) load with `line_starts` None; version 3 folders without
+sentence_starts.bin (saved before it existed, or without it) load with `sentence_starts` None.
+Version 1 folders (.npy files, metadata without a checksum) are refused with a message to
+re-create them: tokenizing again is fast, and their tokens may follow an older token rule.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ _ARRAYS: dict[str, np.dtype] = {  # file -> dtype
     "doc_id_bytes.bin": np.dtype("u1"),
 }
 _LINE_ARRAYS = {"line_starts.bin": np.dtype("<i8"), "paragraph_starts.bin": np.dtype("<i8")}
+_SENTENCE_ARRAY = "sentence_starts.bin"
 
 
 @dataclass(eq=False)
@@ -72,6 +76,9 @@ class TokenCorpus:
                  the folder format)
     paragraph_starts: int64, the line starts that follow a line without tokens, and every
                  document's first token; None with line_starts
+    sentence_starts: int64, ascending token indices of the tokens that follow a sentence break
+                 (`corpus.tokenizer.sentence_starts` is the definition); None unless the corpus
+                 was built asking for them (load_corpus(sentences=True)): edge phrases need them
     texts_digest: (documents, value) of io.digest.OrderedDigest over the texts it was built
                  from (None when unknown: built from arrays, or a folder saved without it): a
                  second read of the inputs (`Cleaner.write` writing them back) is checked
@@ -86,6 +93,7 @@ class TokenCorpus:
     line_starts: np.ndarray | None = None
     paragraph_starts: np.ndarray | None = None
     texts_digest: tuple[int, int] | None = None
+    sentence_starts: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.tokens = read_only(self.tokens)  # one type for the kernels: see _numba.readonly
@@ -95,6 +103,8 @@ class TokenCorpus:
         if self.line_starts is not None:
             self.line_starts = read_only(np.asarray(self.line_starts, dtype=np.int64))
             self.paragraph_starts = read_only(np.asarray(self.paragraph_starts, dtype=np.int64))
+        if self.sentence_starts is not None:
+            self.sentence_starts = read_only(np.asarray(self.sentence_starts, dtype=np.int64))
 
     @property
     def n_docs(self) -> int:
@@ -135,7 +145,7 @@ class TokenCorpus:
         URL (s3://...) gets the folder uploaded once complete."""
         with corpus_writer(path) as writer:
             writer.add_documents(self.tokens, self.doc_offsets, _as_string_list(self.doc_ids),
-                                 self.line_starts, self.paragraph_starts)
+                                 self.line_starts, self.paragraph_starts, self.sentence_starts)
             writer.finish(_as_string_list(self.vocab), self.read_stats, self.texts_digest)
         return path if is_remote(path) else Path(path)
 
@@ -178,12 +188,22 @@ class TokenCorpus:
                         "line arrays differ from n_lines / n_paragraphs")
             if verify:
                 _check_lines(saved, lines, paragraphs, arrays["doc_offsets"])
+        sentences = None
+        if saved.metadata.get("sentences") is not None and saved.field("sentences", bool):
+            sentences = saved.array(_SENTENCE_ARRAY, np.dtype("<i8"), ndim=1, mmap=mmap,
+                                    verify=verify)
+            saved.check(len(sentences) == saved.count("n_sentences"),
+                        "sentence_starts differs from n_sentences")
+            if verify:
+                saved.check(bool(np.all(sentences[1:] > sentences[:-1])) and (
+                    len(sentences) == 0 or 0 < int(sentences[0]) and int(sentences[-1]) < n_tokens),
+                    "sentence_starts not strictly ascending inside the tokens")
         return cls(arrays["tokens"], arrays["doc_offsets"],
                    StringList(arrays["doc_id_offsets"], arrays["doc_id_bytes"]),
                    StringList(arrays["vocab_offsets"], arrays["vocab_bytes"]),
                    _read_stats(saved.metadata.get("read_stats")),
                    line_starts=lines, paragraph_starts=paragraphs,
-                   texts_digest=_texts_digest(saved, n_docs))
+                   texts_digest=_texts_digest(saved, n_docs), sentence_starts=sentences)
 
 
 class TokenCorpusWriter:
@@ -204,14 +224,17 @@ class TokenCorpusWriter:
         self.n_lines = 0
         self.n_paragraphs = 0
         self.lines = True  # until documents come without line starts
+        self.n_sentences = 0
+        self._sentences: object = None  # the array writer; False once documents come without
         self._finished = False
 
     def add_documents(self, tokens: np.ndarray, doc_offsets: np.ndarray, doc_ids: StringList,
                       line_starts: np.ndarray | None = None,
-                      paragraph_starts: np.ndarray | None = None):
+                      paragraph_starts: np.ndarray | None = None,
+                      sentence_starts: np.ndarray | None = None):
         """The next documents: their tokens, their offsets into `tokens` (documents + 1, from
-        0), their ids and their line and paragraph starts (indices into `tokens`; without them
-        the folder keeps no lines at all)."""
+        0), their ids, their line and paragraph starts and their sentence starts (indices into
+        `tokens`; without them the folder keeps no lines, or no sentence starts, at all)."""
         if len(doc_ids) != len(doc_offsets) - 1:
             raise ValueError(f"{len(doc_ids)} ids for {len(doc_offsets) - 1} documents")
         if (line_starts is None) != (paragraph_starts is None):
@@ -226,6 +249,17 @@ class TokenCorpusWriter:
                                                         + self.n_tokens)
             self.n_lines += len(line_starts)
             self.n_paragraphs += len(paragraph_starts)
+        if self.n_docs and (sentence_starts is None) != (self._sentences is False):
+            raise ValueError("sentence_starts for some documents but not others (one tokenizer "
+                             "records them for all or none)")
+        if sentence_starts is None:
+            self._sentences = False
+        else:
+            if self._sentences is None:
+                self._sentences = self._artefact.array_writer(_SENTENCE_ARRAY, np.dtype("<i8"))
+            self._sentences.write(np.asarray(sentence_starts, np.int64)  # type: ignore[attr-defined]
+                                  + self.n_tokens)
+            self.n_sentences += len(sentence_starts)
         self._writers["tokens.bin"].write(tokens)
         self._writers["doc_offsets.bin"].write(doc_offsets[1:] + self.n_tokens)
         id_offsets = doc_ids.offsets
@@ -253,6 +287,8 @@ class TokenCorpusWriter:
             # line arrays are empty when some documents came without them
             "lines": self.lines, "n_lines": self.n_lines if self.lines else 0,
             "n_paragraphs": self.n_paragraphs if self.lines else 0})
+        if self._sentences not in (None, False):
+            self._artefact.fields.update({"sentences": True, "n_sentences": self.n_sentences})
         self._finished = True
 
 

@@ -96,6 +96,24 @@ def line_starts(text: str) -> tuple[list[int], list[int]]:
     return lines, paragraphs
 
 
+# A sentence break in the text between two tokens: one of . ! ? : and, later in that text,
+# whitespace (". ", ".) ", "?\n"), or a CJK full stop, exclamation, question mark or colon.
+SENTENCE_BREAK = re.compile(r"[.!?:]\S*\s|[\u3002\uff01\uff1f\uff1a]")
+
+
+def sentence_starts(text: str) -> list[int]:
+    """The indices k in `tokenize(text)` of the tokens that follow a sentence break: the text
+    between token k - 1 and token k matches SENTENCE_BREAK (never the first token: text before
+    it is no break).
+
+    This is the definition; the bulk path (`TokenIdAssigner(sentences=True)`) records the same
+    positions.
+    """
+    starts, ends = token_spans(text)
+    return [k for k in range(1, len(starts))
+            if SENTENCE_BREAK.search(text, int(ends[k - 1]), int(starts[k]))]
+
+
 def _flags(ch: str) -> int:
     cp = ord(ch)
     return int(code_point_tables()[0][cp]) if cp < 0xD800 or cp >= 0xE000 else 0
@@ -157,11 +175,15 @@ def join_tokens(tokens: Sequence[str]) -> str:
 class TokenIdAssigner:
     """Accumulates token ids for batches of documents; ids follow order of first appearance."""
 
-    def __init__(self, initial_vocab: int = 1 << 14, initial_tokens: int = 1 << 16):
+    def __init__(self, initial_vocab: int = 1 << 14, initial_tokens: int = 1 << 16,
+                 sentences: bool = False):
+        """sentences=True also records which tokens follow a sentence break (the
+        kernels.SENTENCE_BREAK bit of finish_with_lines' flags; `sentence_starts` defines it)."""
         if initial_vocab < 1 or initial_tokens < 1:
             raise ValueError("initial capacities must be positive")
         self._info, self._lower = code_point_tables()
         self._state = np.zeros(kernels.STATE_SIZE, dtype=np.int64)
+        self._state[kernels.SENTENCES] = int(bool(sentences))
         self._table = new_table(2 * initial_vocab)
         self._vocab_key = np.zeros(initial_vocab, dtype=np.uint64)
         self._vocab_offsets = np.zeros(initial_vocab + 1, dtype=np.int64)
@@ -267,7 +289,8 @@ class TokenIdAssigner:
 
     def finish_with_lines(self) -> tuple[np.ndarray, np.ndarray, StringList, np.ndarray]:
         """`finish`, and the line flag of every token (uint8: kernels.IN_LINE, LINE_START or
-        PARAGRAPH_START; see kernels.scan_documents)."""
+        PARAGRAPH_START in the kernels.LINE_FLAGS bits, and the kernels.SENTENCE_BREAK bit when
+        built with sentences=True; see kernels.scan_documents)."""
         line_flags = resized(self._line_flags, self.n_tokens)
         self._line_flags = np.zeros(0, dtype=np.uint8)
         tokens = resized(self._tokens, self.n_tokens)

@@ -49,19 +49,28 @@ def in_vocabulary(table: PhraseTable, vocab: Sequence[str]) -> PhraseTable:
 
 
 def coverage_of(table: PhraseTable, min_length: int, sigma: int | None, corpus,
-                min_line_length: int | None = None) -> Coverage:
+                min_line_length: int | None = None,
+                min_edge_length: int | None = None) -> Coverage:
     """The exact Coverage of `corpus` by the maximal phrases of a mining run at
-    (sigma, min_length), and its whole-line phrases (min_line_length: the run's)."""
+    (sigma, min_length), and its whole-line and edge phrases (min_line_length,
+    min_edge_length: the run's)."""
     return Coverage.from_phrases(corpus, in_vocabulary(table, corpus.vocab), min_length, sigma,
-                                 min_line_length=min_line_length)
+                                 min_line_length=min_line_length,
+                                 min_edge_length=min_edge_length)
+
+
+def _token_corpus(table: PhraseTable, docs: Documents):
+    """The documents' TokenCorpus, with the sentence starts when `table` has edge phrases."""
+    return docs.token_corpus(sentences=bool((table.edge_sides != 0).any()))
 
 
 def coverage_rows(table: PhraseTable, min_length: int, docs: Documents) -> pa.Table:
     """Per document, in order: id, tokens, tokens_covered and junk_spans (the [start, end)
     character spans of its covered token runs); the rows SparkBloomSpan.coverage gives."""
-    if table.whole_line_mask.any():  # BatchCoverage matches phrases anywhere, not by lines
-        raise ParameterError("coverage() does not apply whole-line phrases yet: report() and "
-                             "clean(mode='annotate') do (or fit with min_line_length=None)")
+    if table.line_anchored.any():  # BatchCoverage matches phrases anywhere, not by lines
+        raise ParameterError("coverage() does not apply whole-line or edge phrases yet: "
+                             "report() and clean(mode='annotate') do (or fit with "
+                             "min_line_length=None, min_edge_length=None)")
     coverage = BatchCoverage(table, min_length)
     parts = []
     for batch in docs.batches():
@@ -82,7 +91,8 @@ def coverage_rows(table: PhraseTable, min_length: int, docs: Documents) -> pa.Ta
 def report_of(table: PhraseTable, min_length: int, sigma: int | None, docs: Documents, *,
               top: int = 25, examples: int = 3, template_share: float = 0.9,
               group_by: str | None = None, title: str = "Repeated text report",
-              min_line_length: int | None = None) -> CoverageReport:
+              min_line_length: int | None = None,
+              min_edge_length: int | None = None) -> CoverageReport:
     """The CoverageReport of the documents: figures from their tokens, then (when the texts
     can be read again) example contexts, template snippets and groups from their texts."""
     docs = docs.held()
@@ -90,8 +100,9 @@ def report_of(table: PhraseTable, min_length: int, sigma: int | None, docs: Docu
     if group_by and not again:
         raise ParameterError("group_by reads the documents' fields, which a TokenCorpus, a saved "
                              "corpus or stdin cannot give; pass the original documents")
-    corpus = docs.token_corpus()
-    report = CoverageReport(coverage_of(table, min_length, sigma, corpus, min_line_length),
+    corpus = _token_corpus(table, docs)
+    report = CoverageReport(coverage_of(table, min_length, sigma, corpus, min_line_length,
+                                        min_edge_length),
                             top=top,
                             examples=examples, template_share=template_share, group_by=group_by,
                             title=title, inputs=[str(p) for p in docs.paths or ()])
@@ -103,7 +114,8 @@ def report_of(table: PhraseTable, min_length: int, sigma: int | None, docs: Docu
 def cleaned(table: PhraseTable, min_length: int, sigma: int | None, docs: Documents, *,
             mode: str = "remove", mask_text: str | None = None, keep_first: bool = False,
             allow: Sequence[str] = (), drop_above: float | None = None, output=None,
-            shards=None, min_line_length: int | None = None) -> pa.Table | dict:
+            shards=None, min_line_length: int | None = None,
+            min_edge_length: int | None = None) -> pa.Table | dict:
     """The documents with their covered text removed, masked or annotated (every field and
     record kept, in order): a Table, or with `output`, written there atomically and the
     cleaning figures returned (Cleaner.summary, documents_written, coverage, handled_share)."""
@@ -117,8 +129,8 @@ def cleaned(table: PhraseTable, min_length: int, sigma: int | None, docs: Docume
         raise ParameterError("clean writes the documents' texts back, which a TokenCorpus, a "
                              "saved corpus or stdin cannot give (a second time); pass the "
                              "original documents")
-    corpus = docs.token_corpus()
-    coverage = coverage_of(table, min_length, sigma, corpus, min_line_length)
+    corpus = _token_corpus(table, docs)
+    coverage = coverage_of(table, min_length, sigma, corpus, min_line_length, min_edge_length)
     cleaner.fit(corpus, coverage)
     if output is None:
         parts = list(cleaner.transform(docs.batches(), docs.text_col))

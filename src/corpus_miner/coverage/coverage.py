@@ -58,14 +58,15 @@ class PhraseTables:
     ids (a corpus, or one batch of documents after another: both tests below depend on a
     document alone). `min_length`: also index the L-windows of the phrases (mined coverage).
     Whole-line phrases (table.whole_line) are looked up among the lines instead, and only
-    count where they are a whole line: their methods then need the corpus's line starts."""
+    count where they are a whole line, and so are edge phrases (table.edge), which count only
+    at their edge of a paragraph: their methods then need the corpus's CorpusLines."""
 
     def __init__(self, table: PhraseTable, min_length: int | None = None):
         self.table = table
-        whole_line = table.whole_line_mask
-        self._line_index = np.flatnonzero(whole_line)
+        anchored = table.line_anchored
+        self._line_index = np.flatnonzero(anchored)
         # indices into `table` of the phrases below (None: all of them, in order)
-        self._ordinary_index = np.flatnonzero(~whole_line) if len(self._line_index) else None
+        self._ordinary_index = np.flatnonzero(~anchored) if len(self._line_index) else None
         self._line_table = table.take(self._line_index) if len(self._line_index) else None
         ordinary = table if self._ordinary_index is None else table.take(self._ordinary_index)
         self.phrase_tokens = read_only(np.ascontiguousarray(ordinary.tokens, dtype=np.uint32))
@@ -95,21 +96,18 @@ class PhraseTables:
 
     def occurrences(self, tokens: np.ndarray, doc_offsets: np.ndarray,
                     window_starts: np.ndarray = _NO_MARKS,
-                    line_starts: tuple[np.ndarray, np.ndarray] | None = None) -> Occurrences:
+                    line_starts: CorpusLines | None = None) -> Occurrences:
         """Every full occurrence of every phrase (overlaps included), in corpus order; of a
-        whole-line phrase, every standing-alone line equal to it (line_starts: the corpus's
-        line and paragraph starts).
+        whole-line phrase, every standing-alone line equal to it, of an edge phrase every line
+        of which it is an edge piece at its side (line_starts: the corpus's).
         window_starts: mark_windows's mask, to look phrases up only where a window starts."""
         ordinary = self._ordinary_occurrences(tokens, doc_offsets, window_starts)
         if self._line_table is None:
             return ordinary
         if line_starts is None:
-            raise InputError("whole-line phrases need the corpus's line starts (tokenize the "
-                             "original documents again)")
-        from corpus_miner.phrases.lines import whole_line_matches
-
-        phrase, doc, start = whole_line_matches(tokens, doc_offsets, *line_starts,
-                                                self._line_table)
+            raise InputError("whole-line and edge phrases need the corpus's line starts "
+                             "(tokenize the original documents again)")
+        phrase, doc, start = line_starts.matches(tokens, doc_offsets, self._line_table)
         phrase = np.concatenate([ordinary.phrase, self._line_index[phrase]]).astype(np.int64)
         doc = np.concatenate([ordinary.doc, doc]).astype(np.int64)
         start = np.concatenate([ordinary.start, start]).astype(np.int64)
@@ -144,7 +142,7 @@ class PhraseTables:
         return Occurrences(self._ordinary_index[occ.phrase], occ.doc, occ.start)
 
     def mined(self, tokens: np.ndarray, doc_offsets: np.ndarray,
-              line_starts: tuple[np.ndarray, np.ndarray] | None = None
+              line_starts: CorpusLines | None = None
               ) -> tuple[np.ndarray, np.ndarray, Occurrences]:
         """(covered mask, covered tokens attributed to each phrase, full occurrences) with the
         table in canonical order (index = attribution rank; module docstring). Each pass runs
@@ -175,19 +173,59 @@ class PhraseTables:
                 window_owner, self.phrase_tokens, len(self.table), in_full, covered)
 
         in_parts(attribute, n_docs, threads)
-        if self._line_table is not None:  # whole-line occurrences are in no window
+        if self._line_table is not None:  # whole-line and edge occurrences are in no window
             np.maximum(covered, in_full, out=covered)
         return covered, by_full + sum(by_window.values(), np.zeros_like(by_full)), occ
 
 
-def corpus_line_starts(corpus, table: PhraseTable) -> tuple[np.ndarray, np.ndarray] | None:
-    """The corpus's (line starts, paragraph starts) when `table` has whole-line phrases
-    (InputError if it has none), else None."""
-    if not table.whole_line_mask.any():
+@dataclass(frozen=True)
+class CorpusLines:
+    """What whole-line and edge phrases are matched against: a corpus's line starts, paragraph
+    starts and (for edge phrases; else None) sentence starts."""
+
+    line_starts: np.ndarray
+    paragraph_starts: np.ndarray
+    sentence_starts: np.ndarray | None = None
+
+    def matches(self, tokens: np.ndarray, doc_offsets: np.ndarray, table: PhraseTable
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(phrase, document, start) of the whole-line and edge occurrences of the phrases of
+        `table` (all of them whole-line or edge phrases), in corpus order."""
+        from corpus_miner.phrases.lines import whole_line_matches
+
+        whole = np.flatnonzero(table.whole_line_mask)
+        phrase, doc, start = whole_line_matches(tokens, doc_offsets, self.line_starts,
+                                                self.paragraph_starts, table.take(whole))
+        phrase = whole[phrase]
+        if not (table.edge_sides != 0).any():
+            return phrase, doc, start
+        if self.sentence_starts is None:
+            raise InputError("edge phrases need the corpus's sentence starts (tokenize the "
+                             "original documents again, asking for them)")
+        from corpus_miner.phrases.edges import edge_matches
+
+        at, in_doc, begins = edge_matches(tokens, doc_offsets, self.line_starts,
+                                          self.paragraph_starts, self.sentence_starts, table)
+        phrase = np.concatenate([phrase, at]).astype(np.int64)
+        start = np.concatenate([start, begins]).astype(np.int64)
+        doc = np.concatenate([doc, in_doc]).astype(np.int64)
+        order = np.argsort(start, kind="stable")
+        return phrase[order], doc[order], start[order]
+
+
+def corpus_line_starts(corpus, table: PhraseTable) -> CorpusLines | None:
+    """The corpus's CorpusLines when `table` has whole-line or edge phrases (InputError if the
+    corpus lacks what they need), else None."""
+    if not table.line_anchored.any():
         return None
     from corpus_miner.phrases.lines import corpus_lines
 
-    return corpus_lines(corpus)
+    sentences = None
+    if (table.edge_sides != 0).any():
+        from corpus_miner.phrases.edges import corpus_sentences
+
+        sentences = corpus_sentences(corpus)
+    return CorpusLines(*corpus_lines(corpus), sentences)
 
 
 def find_occurrences(corpus, table: PhraseTable) -> Occurrences:
@@ -210,29 +248,34 @@ def phrases_from_texts(texts: Sequence[str], vocab: Sequence[str],
 def phrases_from_rows(rows: Sequence[dict], vocab: Sequence[str],
                       tokenize: Callable[[str], list[str]]) -> tuple[PhraseTable, list[str]]:
     """phrases_from_texts for rows of a phrase file (result.read_phrases): a row whose
-    whole_line is true stays a whole-line phrase (applied only where it is a whole line); the
-    table has a whole_line column when some row has the field."""
-    from corpus_miner.phrases.result import WHOLE_LINE, is_whole_line
+    whole_line is true stays a whole-line phrase (applied only where it is a whole line), one
+    whose edge is start or end an edge phrase (applied only at that edge of a paragraph); the
+    table has a whole_line (edge) column when some row has the field."""
+    from corpus_miner.phrases.result import EDGE, WHOLE_LINE, edge_side, is_whole_line
 
     index = {token: i for i, token in enumerate(vocab)}
     kept: list[list[int]] = []
     flags: list[bool] = []
+    sides: list[int] = []
     unmatched: list[str] = []
-    seen: set[tuple[tuple[int, ...], bool]] = set()
+    seen: set[tuple[tuple[int, ...], bool, int]] = set()
     for row in rows:
         text = str(row["phrase"])
         ids = [index.get(token, -1) for token in tokenize(text)]
         if not ids or min(ids) < 0:
             unmatched.append(text)
             continue
-        key = (tuple(ids), is_whole_line(row))
+        key = (tuple(ids), is_whole_line(row), edge_side(row))
         if key not in seen:  # the same phrase twice (e.g. different punctuation) counts once
             seen.add(key)
             kept.append(ids)
             flags.append(key[1])
+            sides.append(key[2])
     zeros = [0] * len(kept)
     lined = any(WHOLE_LINE in row for row in rows)
-    return PhraseTable.from_lists(kept, zeros, zeros, vocab, flags if lined else None), unmatched
+    edged = any(EDGE in row for row in rows)
+    return PhraseTable.from_lists(kept, zeros, zeros, vocab, flags if lined else None,
+                                  sides if edged else None), unmatched
 
 
 def _support_from(occ: Occurrences, table: PhraseTable, n_docs: int) -> PhraseTable:
@@ -242,7 +285,7 @@ def _support_from(occ: Occurrences, table: PhraseTable, n_docs: int) -> PhraseTa
     pairs = np.unique(occ.phrase * np.int64(n_docs) + occ.doc)
     df = np.bincount(pairs // n_docs, minlength=len(table)).astype(np.int64)
     return PhraseTable(table.tokens, table.offsets, df, occurrences, table.vocab,
-                       table.whole_line)
+                       table.whole_line, table.edge)
 
 
 def with_support(corpus, table: PhraseTable) -> PhraseTable:
@@ -264,6 +307,7 @@ class Coverage:
     sigma:          threshold of the mining run, None for a phrase list
     source:         "mined" (windows of maximal phrases) or "list" (full occurrences)
     min_line_length: shortest whole-line phrase of the mining run (None: none were mined)
+    min_edge_length: shortest edge phrase of the mining run (None: none were mined)
     """
 
     covered: np.ndarray
@@ -276,18 +320,20 @@ class Coverage:
     sigma: int | None
     source: str
     min_line_length: int | None = None
+    min_edge_length: int | None = None
 
     # -- construction ---------------------------------------------------------------------------
     @classmethod
     def from_phrases(cls, corpus, phrases: PhraseTable, min_length: int,
-                     sigma: int | None = None, min_line_length: int | None = None) -> Coverage:
+                     sigma: int | None = None, min_line_length: int | None = None,
+                     min_edge_length: int | None = None) -> Coverage:
         """Exact coverage from the maximal phrases of a mining run with this `min_length`, and
-        its whole-line phrases (table.whole_line; min_line_length: the run's), which cover
-        their whole-line occurrences."""
+        its whole-line and edge phrases (table.whole_line, table.edge; min_line_length,
+        min_edge_length: the run's), which cover their whole-line and edge occurrences."""
         if min_length < 1:
             raise ParameterError(f"min_length must be >= 1, got {min_length}")
         table = phrases.sorted()
-        ordinary = ~table.whole_line_mask
+        ordinary = ~table.line_anchored
         if ordinary.any() and int(table.lengths[ordinary].min()) < min_length:
             raise ParameterError(
                 f"phrase table has phrases shorter than min_length {min_length}; pass the "
@@ -296,14 +342,16 @@ class Coverage:
         covered, by_phrase, occ = PhraseTables(table, int(min_length)).mined(
             tokens, doc_offsets, corpus_line_starts(corpus, table))
         return cls(covered, doc_offsets, kernels.count_per_document(covered, doc_offsets), table,
-                   by_phrase, occ, int(min_length), sigma, "mined", min_line_length)
+                   by_phrase, occ, int(min_length), sigma, "mined", min_line_length,
+                   min_edge_length)
 
     @classmethod
     def from_miner(cls, miner, corpus) -> Coverage:
         """Coverage of a fitted BloomSpan (or any estimator with phrases_, sigma, min_length)."""
         # an unfitted BloomSpan raises NotFittedError on .phrases_ itself
         return cls.from_phrases(corpus, miner.phrases_, miner.min_length, miner.sigma,
-                                getattr(miner, "min_line_length", None))
+                                getattr(miner, "min_line_length", None),
+                                getattr(miner, "min_edge_length", None))
 
     @classmethod
     def from_phrase_list(cls, corpus, table: PhraseTable) -> Coverage:
@@ -329,7 +377,7 @@ class Coverage:
         table = self.phrases.take(np.flatnonzero(keep))
         if self.source == "mined":
             return Coverage.from_phrases(corpus, table, self.min_length, self.sigma,
-                                         self.min_line_length)
+                                         self.min_line_length, self.min_edge_length)
         return Coverage.from_phrase_list(corpus, table)
 
     # -- figures --------------------------------------------------------------------------------
@@ -410,6 +458,8 @@ class Coverage:
             "min_length": self.min_length,
             "min_line_length": self.min_line_length,
             "whole_line_phrases": int(self.phrases.whole_line_mask.sum()),
+            "min_edge_length": self.min_edge_length,
+            "edge_phrases": int((self.phrases.edge_sides != 0).sum()),
             "source": self.source,
             "document_share_deciles": [float(x) for x in self.deciles()],
             "document_share_histogram": {"edges": [float(x) for x in edges],

@@ -67,6 +67,12 @@ def _phrase_texts(phrases) -> list[str]:
                                  f"(e.g. {whole[0]!r}), which batch-by-batch cleaning does not "
                                  "apply yet: use `corpus-miner clean --phrases`, or drop those "
                                  "rows (mine with --min-line-length 0)")
+        edges = [str(row["phrase"]) for row in rows if row.get("edge")]
+        if edges:  # the same for an edge phrase, handled only at its edge of a paragraph
+            raise ParameterError(f"{os.fspath(phrases)} has {len(edges)} edge phrases "
+                                 f"(e.g. {edges[0]!r}), which batch-by-batch cleaning does not "
+                                 "apply yet: use `corpus-miner clean --phrases`, or drop those "
+                                 "rows (mine with --min-edge-length 0)")
         return [str(row["phrase"]) for row in rows]
     texts = list(phrases)
     if not all(isinstance(t, str) for t in texts):

@@ -23,6 +23,7 @@ from corpus_miner.io.atomic import write_text
 from corpus_miner.io.jsonl import json_values
 from corpus_miner.io.locations import display
 from corpus_miner.io.overlap import check_apart
+from corpus_miner.phrases.result import EDGE_SIDES
 
 MISSING_GROUP = "(missing)"
 _SPACES = re.compile(r"\s+")
@@ -213,6 +214,7 @@ class CoverageReport:
                 "df": df, "occurrences": int(cov.phrases.occurrences[phrase]),
                 "psi": length * df, "tokens_covered": int(cov.tokens_by_phrase[phrase]),
                 "whole_line": bool(cov.phrases.whole_line_mask[phrase]),
+                "edge": EDGE_SIDES[int(cov.phrases.edge_sides[phrase])],
                 "examples": self.contexts.get(int(phrase), [])}
 
     def to_dict(self) -> dict:
@@ -262,6 +264,8 @@ class CoverageReport:
         params = (f"sigma {data['sigma']}, min length {data['min_length']}"
                   + (f", whole lines from {data['min_line_length']}"
                      if data.get("min_line_length") else "")
+                  + (f", edges from {data['min_edge_length']}"
+                     if data.get("min_edge_length") else "")
                   if data["source"] == "mined" else "reviewed phrase list")
         lines = [
             f"{data['documents']:,} documents, {data['tokens']:,} tokens ({params})",
@@ -272,7 +276,7 @@ class CoverageReport:
         for row in data["hogs_by_tokens_covered"][:hogs]:
             phrase = row["phrase"] if len(row["phrase"]) <= 60 else row["phrase"][:57] + "..."
             lines.append(f"  {row['tokens_covered']:>12,} tok  df {row['df']:>7,}  len "
-                         f"{row['length']:>4}  {'[line] ' if row['whole_line'] else ''}{phrase}")
+                         f"{row['length']:>4}  {_kind_mark(row)}{phrase}")
         if "templates" in data:
             t = data["templates"]
             lines.append(f"templates with slots: {t['count']:,}, covering "
@@ -287,3 +291,10 @@ class CoverageReport:
             lines.append(f"  group {row['group'][:40]:<40} {100 * row['coverage']:5.1f}% of "
                          f"{row['tokens']:,} tokens, {row['documents']:,} docs")
         return "\n".join(lines)
+
+
+def _kind_mark(row: dict) -> str:
+    """The terminal summary's mark of a whole-line or edge phrase."""
+    if row.get("whole_line"):
+        return "[line] "
+    return f"[{row['edge']}] " if row.get("edge") else ""

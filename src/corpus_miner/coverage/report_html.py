@@ -167,6 +167,9 @@ def _hogs_table(rows: list[dict], covered_total: int, open_first: bool = False) 
         covered_bar = _bar(r["tokens_covered"] / peak, _num(r["tokens_covered"]))
         line = (' <span class="muted" title="counted and handled only where it is a whole '
                 'line">whole line</span>' if r.get("whole_line") else "")
+        if r.get("edge"):
+            line = (f' <span class="muted" title="counted and handled only where it is glued '
+                    f'to the {r["edge"]} of a paragraph">{r["edge"]} edge</span>')
         body.append(
             f'<tr><td class="rank">{i}</td><td><details{opened}><summary><span class="phrase">'
             f'{escape(short)}</span>{line}</summary>{full}{examples}</details></td>'

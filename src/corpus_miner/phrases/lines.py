@@ -113,19 +113,66 @@ def hash_groups(tokens, starts, lengths, docs, order, hashes):
     return first[:groups].copy(), size[:groups].copy(), df[:groups].copy(), exact[:groups].copy()
 
 
+def paragraph_firsts(line_starts: np.ndarray, paragraph_starts: np.ndarray) -> np.ndarray:
+    """bool per line: it starts a paragraph."""
+    if not len(paragraph_starts):
+        return np.zeros(len(line_starts), dtype=bool)
+    at = np.searchsorted(paragraph_starts, line_starts)  # both sorted (a subset of the other)
+    return paragraph_starts[np.minimum(at, len(paragraph_starts) - 1)] == line_starts
+
+
+def paragraph_lasts(line_starts: np.ndarray, paragraph_starts: np.ndarray,
+                    doc_offsets: np.ndarray) -> np.ndarray:
+    """bool per line: it ends a paragraph (the next line of its document, if there is one,
+    starts a paragraph)."""
+    last = np.ones(len(line_starts), dtype=bool)
+    if len(line_starts) > 1:
+        same_doc = (np.searchsorted(doc_offsets, line_starts[1:], side="right")
+                    == np.searchsorted(doc_offsets, line_starts[:-1], side="right"))
+        last[:-1] = ~same_doc | paragraph_firsts(line_starts, paragraph_starts)[1:]
+    return last
+
+
 def standing_alone(line_starts: np.ndarray, paragraph_starts: np.ndarray,
                    doc_offsets: np.ndarray) -> np.ndarray:
     """bool per line: it is a paragraph of its own (it starts a paragraph, and so does the next
     line of its document, if there is one)."""
-    at = np.searchsorted(paragraph_starts, line_starts)  # both sorted (a subset of the other)
-    is_par = paragraph_starts[np.minimum(at, len(paragraph_starts) - 1)] == line_starts \
-        if len(paragraph_starts) else np.zeros(len(line_starts), dtype=bool)
-    nxt = np.ones(len(line_starts), dtype=bool)
-    if len(line_starts) > 1:
-        same_doc = (np.searchsorted(doc_offsets, line_starts[1:], side="right")
-                    == np.searchsorted(doc_offsets, line_starts[:-1], side="right"))
-        nxt[:-1] = ~same_doc | is_par[1:]
-    return is_par & nxt
+    return (paragraph_firsts(line_starts, paragraph_starts)
+            & paragraph_lasts(line_starts, paragraph_starts, doc_offsets))
+
+
+def frequent_sequences(tokens: np.ndarray, doc_offsets: np.ndarray, starts: np.ndarray,
+                       lengths: np.ndarray, sigma: int, hash_mask: np.uint64 = FULL_HASH
+                       ) -> tuple[list[int], list[int], list[int]]:
+    """(heads, df, occurrences) of every distinct sequence tokens[starts[i]:starts[i] +
+    lengths[i]] found in at least sigma documents: heads[j] is the index i of its first copy,
+    df[j] its documents, occurrences[j] its copies. starts ascending (corpus order). Exact
+    whatever the hash does (module docstring)."""
+    starts = read_only(np.ascontiguousarray(starts, dtype=np.int64))
+    lengths = read_only(np.ascontiguousarray(lengths, dtype=np.int64))
+    if len(starts) < sigma:  # fewer copies than sigma cannot have sigma documents
+        return [], [], []
+    docs = read_only((np.searchsorted(doc_offsets, starts, side="right") - 1).astype(np.int64))
+    hashes = sequence_hashes(tokens, starts, read_only(starts + lengths), np.uint64(hash_mask))
+    order = read_only(np.argsort(hashes, kind="stable").astype(np.int64))
+    first, size, df, exact = hash_groups(tokens, starts, lengths, docs, order, read_only(hashes))
+    # a group of fewer than sigma copies cannot have sigma documents, whatever it holds
+    chosen = np.flatnonzero(exact & (df >= sigma))
+    heads = [int(order[first[g]]) for g in chosen]
+    found_df = [int(df[g]) for g in chosen]
+    found_occ = [int(size[g]) for g in chosen]
+    for g in np.flatnonzero(~exact & (size >= sigma)):  # hash collisions: regroup exactly
+        groups: dict[tuple, list[int]] = {}
+        for line in order[first[g]:first[g] + size[g]].tolist():
+            key = tuple(tokens[starts[line]:starts[line] + lengths[line]].tolist())
+            groups.setdefault(key, []).append(line)
+        for lines in groups.values():
+            n_docs = len({int(docs[line]) for line in lines})
+            if n_docs >= sigma:
+                heads.append(lines[0])
+                found_df.append(n_docs)
+                found_occ.append(len(lines))
+    return heads, found_df, found_occ
 
 
 def mine_whole_lines(tokens: np.ndarray, doc_offsets: np.ndarray, line_starts: np.ndarray,
@@ -142,32 +189,11 @@ def mine_whole_lines(tokens: np.ndarray, doc_offsets: np.ndarray, line_starts: n
     lengths = ends - line_starts
     keep = (lengths >= min_line_length) & (lengths < min_length)
     keep &= standing_alone(line_starts, paragraph_starts, doc_offsets)
-    starts = read_only(line_starts[keep].copy())
-    lengths = read_only(lengths[keep].copy())
-    if len(starts) < sigma:
-        return PhraseTable.empty(vocab).with_whole_line(True)
-    docs = read_only((np.searchsorted(doc_offsets, starts, side="right") - 1).astype(np.int64))
-    hashes = sequence_hashes(tokens, starts, read_only(starts + lengths), np.uint64(hash_mask))
-    order = read_only(np.argsort(hashes, kind="stable").astype(np.int64))
-    first, size, df, exact = hash_groups(tokens, starts, lengths, docs, order, read_only(hashes))
-    # a group of fewer than sigma lines cannot have sigma documents, whatever it holds
-    chosen = np.flatnonzero(exact & (df >= sigma))
-    heads = [int(order[first[g]]) for g in chosen]
-    found_df = [int(df[g]) for g in chosen]
-    found_occ = [int(size[g]) for g in chosen]
-    for g in np.flatnonzero(~exact & (size >= sigma)):  # hash collisions: regroup exactly
-        groups: dict[tuple, list[int]] = {}
-        for line in order[first[g]:first[g] + size[g]].tolist():
-            key = tuple(tokens[starts[line]:starts[line] + lengths[line]].tolist())
-            groups.setdefault(key, []).append(line)
-        for lines in groups.values():
-            n_docs = len({int(docs[line]) for line in lines})
-            if n_docs >= sigma:
-                heads.append(lines[0])
-                found_df.append(n_docs)
-                found_occ.append(len(lines))
+    starts, lengths = line_starts[keep], lengths[keep]
+    heads, df, occurrences = frequent_sequences(tokens, doc_offsets, starts, lengths, sigma,
+                                                hash_mask)
     phrases = [tokens[starts[h]:starts[h] + lengths[h]].tolist() for h in heads]
-    return PhraseTable.from_lists(phrases, found_df, found_occ, vocab).with_whole_line(
+    return PhraseTable.from_lists(phrases, df, occurrences, vocab).with_whole_line(
         True).sorted()
 
 

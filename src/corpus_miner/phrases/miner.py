@@ -36,7 +36,10 @@ class BloomSpan(Estimator):
     of length >= min_length, that cannot be extended by one token on either side and stay in
     >= sigma documents. With min_line_length, also the whole-line phrases: every line of
     min_line_length to min_length - 1 tokens that is a whole line in >= sigma documents
-    (phrases/lines.py; the corpus needs its line starts), flagged whole_line in phrases_.
+    (phrases/lines.py; the corpus needs its line starts), flagged whole_line in phrases_. With
+    min_edge_length, also the edge phrases: sequences of min_edge_length to min_length - 1
+    tokens glued at a sentence break to the start (or the end) of a paragraph in >= sigma
+    documents (phrases/edges.py; the corpus needs its sentence starts), flagged edge.
 
     Parameters
     ----------
@@ -53,6 +56,8 @@ class BloomSpan(Estimator):
         Hash functions of that filter.
     min_line_length : int, optional
         Also mine whole-line phrases of min_line_length to min_length - 1 tokens (None: none).
+    min_edge_length : int, optional
+        Also mine edge phrases of min_edge_length to min_length - 1 tokens (None: none).
     progress : callable, optional
         Called with each mining stage's name as it starts.
 
@@ -79,7 +84,8 @@ class BloomSpan(Estimator):
     def __init__(self, sigma: int = 20, min_length: int = 10, algorithm: str = "auto",
                  filter_bytes: int | None = None, num_hashes: int = DEFAULT_NUM_HASHES,
                  progress: Callable[[str], None] | None = None,
-                 min_line_length: int | None = None) -> None:
+                 min_line_length: int | None = None,
+                 min_edge_length: int | None = None) -> None:
         self.sigma = sigma
         self.min_length = min_length
         self.algorithm = algorithm
@@ -87,6 +93,7 @@ class BloomSpan(Estimator):
         self.num_hashes = num_hashes
         self.progress = progress
         self.min_line_length = min_line_length
+        self.min_edge_length = min_edge_length
 
     def fit(self, X: DocumentsLike, text_col: str = "text", id_col: str = "id") -> BloomSpan:
         """Mine the documents `X`.
@@ -114,17 +121,23 @@ class BloomSpan(Estimator):
         """
         params = PhraseParams(sigma=self.sigma, min_length=self.min_length,
                               algorithm=self.algorithm, filter_bytes=self.filter_bytes,
-                              num_hashes=self.num_hashes, min_line_length=self.min_line_length)
+                              num_hashes=self.num_hashes, min_line_length=self.min_line_length,
+                              min_edge_length=self.min_edge_length)
         if self.progress is not None and not callable(self.progress):
             raise ParameterError(f"progress must be a callable(stage_name) or None, got "
                                  f"{self.progress!r}")
+        edges = params.min_edge_length is not None
         corpus = documents(X, text_col=text_col, id_col=id_col, where="BloomSpan.fit") \
-            .token_corpus()
+            .token_corpus(sentences=edges)
         self._forget_fitted()
-        if params.min_line_length is not None:
+        if params.min_line_length is not None or edges:
             from corpus_miner.phrases.lines import corpus_lines
 
             corpus_lines(corpus)  # before mining: a corpus without line starts is refused
+        if edges:
+            from corpus_miner.phrases.edges import corpus_sentences
+
+            corpus_sentences(corpus)
         tokens = np.asarray(corpus.tokens)
         doc_offsets = np.asarray(corpus.doc_offsets)
         algorithm, extra, word_filter = params.algorithm, {}, None
@@ -158,6 +171,8 @@ class BloomSpan(Estimator):
         stats.update(extra)
         if params.min_line_length is not None:
             table = self._with_whole_lines(table, corpus, params, stats)
+        if edges:
+            table = self._with_edges(table, corpus, params, stats)
         self.phrases_: PhraseTable = table  # both miners return canonical (Psi) order
         self.stats_: dict = stats
         self.text_col_, self.id_col_ = text_col, id_col
@@ -177,6 +192,24 @@ class BloomSpan(Estimator):
         seconds = time.perf_counter() - started
         stats.update(min_line_length=params.min_line_length, whole_line_phrases=len(lines),
                      phrases=len(merged), whole_line_seconds=seconds)
+        if "seconds_total" in stats:
+            stats["seconds_total"] += seconds
+        return merged
+
+    @staticmethod
+    def _with_edges(table: PhraseTable, corpus, params: PhraseParams, stats: dict) -> PhraseTable:
+        """The phrases mined so far and the edge phrases in one table, canonical order."""
+        from corpus_miner.phrases.edges import mine_edge_phrases
+
+        started = time.perf_counter()
+        edges = mine_edge_phrases(corpus.tokens, corpus.doc_offsets, corpus.line_starts,
+                                  corpus.paragraph_starts, corpus.sentence_starts, params.sigma,
+                                  int(params.min_edge_length or 1), params.min_length,
+                                  corpus.vocab)
+        merged = PhraseTable.concatenate(table.with_edge(0), edges).sorted()
+        seconds = time.perf_counter() - started
+        stats.update(min_edge_length=params.min_edge_length, edge_phrases=len(edges),
+                     phrases=len(merged), edge_seconds=seconds)
         if "seconds_total" in stats:
             stats["seconds_total"] += seconds
         return merged
@@ -248,7 +281,8 @@ class BloomSpan(Estimator):
         docs = self._documents(X, text_col, id_col, "report")
         return report_of(self.phrases_, self.min_length, self.sigma, docs, top=top,
                          examples=examples, template_share=template_share, group_by=group_by,
-                         title=title, min_line_length=self.min_line_length)
+                         title=title, min_line_length=self.min_line_length,
+                         min_edge_length=self.min_edge_length)
 
     def clean(self, X: DocumentsLike, mode: str = "remove", text_col: str | None = None,
               mask_text: str | None = None, output: str | os.PathLike | None = None, *,
@@ -293,7 +327,8 @@ class BloomSpan(Estimator):
         docs = self._documents(X, text_col, None, "clean")
         return cleaned(self.phrases_, self.min_length, self.sigma, docs, mode=mode,
                        mask_text=mask_text, keep_first=keep_first, allow=allow,
-                       drop_above=drop_above, output=output, min_line_length=self.min_line_length)
+                       drop_above=drop_above, output=output, min_line_length=self.min_line_length,
+                       min_edge_length=self.min_edge_length)
 
     def _documents(self, X, text_col: str | None, id_col: str | None, method: str):
         self.check_is_fitted()

@@ -17,6 +17,9 @@ MAX_COUNT = 2**62  # sigma and min_length: kernels add positions to them in int6
 # (docs/benchmarks/cleaning-quality.md has the figures that chose it); `phrases` and BloomSpan
 # mine none unless asked: their answer stays the BloomSpan article's.
 CLEAN_MIN_LINE_LENGTH = 2
+# and edge phrases of this many tokens or more (the same page: 4 finds no more of the planted
+# glued snippets, 1 finds more but also takes paragraph-opening words such as "Note")
+CLEAN_MIN_EDGE_LENGTH = 5
 
 
 def _is_int(value) -> bool:
@@ -35,7 +38,10 @@ class PhraseParams:
     num_hashes: counters per bigram in the filter (1 = the article's single row).
     min_line_length: also find whole-line phrases (phrases/lines.py): lines of at least this
         many tokens (and fewer than min_length) that are a whole line in >= sigma documents
-        (>= 1); None: none (the maximal phrases alone, as the BloomSpan article defines them)."""
+        (>= 1); None: none (the maximal phrases alone, as the BloomSpan article defines them).
+    min_edge_length: also find edge phrases (phrases/edges.py): sequences of at least this many
+        tokens (and fewer than min_length) glued at a sentence break to the start or the end of
+        a paragraph in >= sigma documents (>= 1); None: none."""
 
     sigma: int = 20
     min_length: int = 10
@@ -43,6 +49,7 @@ class PhraseParams:
     filter_bytes: int | None = None
     num_hashes: int = DEFAULT_NUM_HASHES
     min_line_length: int | None = None
+    min_edge_length: int | None = None
 
     def __post_init__(self) -> None:
         if not _is_int(self.sigma) or not 2 <= self.sigma <= MAX_COUNT:
@@ -69,6 +76,11 @@ class PhraseParams:
             raise ParameterError(f"min_line_length={self.min_line_length!r}: the minimum length "
                                  "of a whole-line phrase must be an integer from 1 to 2^62 tokens "
                                  "(or None for no whole-line phrases)")
+        if self.min_edge_length is not None and (
+                not _is_int(self.min_edge_length) or not 1 <= self.min_edge_length <= MAX_COUNT):
+            raise ParameterError(f"min_edge_length={self.min_edge_length!r}: the minimum length "
+                                 "of an edge phrase must be an integer from 1 to 2^62 tokens "
+                                 "(or None for no edge phrases)")
         if self.algorithm == "fhk" and self.filter_bytes is not None:
             raise ParameterError("filter_bytes only applies to algorithm='bloomspan' (or 'auto' "
                                  "when it picks bloomspan); drop it for 'fhk'")
@@ -77,5 +89,6 @@ class PhraseParams:
             object.__setattr__(self, name, int(getattr(self, name)))
         if self.filter_bytes is not None:
             object.__setattr__(self, "filter_bytes", int(self.filter_bytes))
-        if self.min_line_length is not None:
-            object.__setattr__(self, "min_line_length", int(self.min_line_length))
+        for name in ("min_line_length", "min_edge_length"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, int(getattr(self, name)))

@@ -4,9 +4,11 @@ Phrases are stored flat (one uint32 token-id array plus offsets) so that million
 a few arrays, not millions of Python objects. Files: `.jsonl` (also `.jsonl.gz`), `.tsv`,
 `.parquet`, one row per phrase with `phrase` (the tokens as text, `corpus.join_tokens`: no space
 between two CJK/kana/Thai... characters, one space elsewhere; it tokenizes back to the same
-tokens), `length`, `df`, `occurrences`, and `whole_line` when the table was mined with
+tokens), `length`, `df`, `occurrences`, `whole_line` when the table was mined with
 whole-line phrases (phrases/lines.py: true for a phrase that counts only where it is a whole
-line; its df and occurrences count those lines).
+line; its df and occurrences count those lines), and `edge` when it was mined with edge phrases
+(phrases/edges.py: "start" or "end" for a phrase that counts only at that edge of a paragraph,
+"" for the others).
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ from corpus_miner.io.locations import base_name, is_remote
 
 COLUMNS = ("phrase", "length", "df", "occurrences")
 WHOLE_LINE = "whole_line"
+EDGE = "edge"
+EDGE_SIDES = ("", "start", "end")  # PhraseTable.edge values 0, 1, 2 as the files spell them
+START_EDGE, END_EDGE = 1, 2
 _TRUE = {"true", "1", "yes"}
 
 
@@ -44,6 +49,9 @@ class PhraseTable:
     whole_line:  bool per phrase, True for a whole-line phrase (it counts, and is applied, only
                  where it is a whole line); None for a table without any notion of lines (the
                  files then have no whole_line column)
+    edge:        int8 per phrase, START_EDGE or END_EDGE for an edge phrase (it counts, and is
+                 applied, only at that edge of a paragraph: phrases/edges.py), 0 for the others;
+                 None for a table mined without edge phrases (the files have no edge column)
     """
 
     tokens: np.ndarray
@@ -52,16 +60,19 @@ class PhraseTable:
     occurrences: np.ndarray
     vocab: Sequence[str]
     whole_line: np.ndarray | None = None
+    edge: np.ndarray | None = None
 
     @classmethod
-    def from_lists(cls, phrases, df, occurrences, vocab, whole_line=None) -> PhraseTable:
+    def from_lists(cls, phrases, df, occurrences, vocab, whole_line=None,
+                   edge=None) -> PhraseTable:
         lengths = np.fromiter((len(p) for p in phrases), dtype=np.int64, count=len(phrases))
         offsets = np.zeros(len(phrases) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         flat = np.fromiter((t for p in phrases for t in p), dtype=np.uint32, count=int(offsets[-1]))
         return cls(flat, offsets, np.asarray(df, dtype=np.int64),
                    np.asarray(occurrences, dtype=np.int64), vocab,
-                   None if whole_line is None else np.asarray(whole_line, dtype=bool))
+                   None if whole_line is None else np.asarray(whole_line, dtype=bool),
+                   None if edge is None else np.asarray(edge, dtype=np.int8))
 
     @property
     def whole_line_mask(self) -> np.ndarray:
@@ -69,24 +80,45 @@ class PhraseTable:
         return (np.zeros(len(self), dtype=bool) if self.whole_line is None
                 else np.asarray(self.whole_line, dtype=bool))
 
+    @property
+    def edge_sides(self) -> np.ndarray:
+        """int8 per phrase: edge, all 0 when the table has none."""
+        return (np.zeros(len(self), dtype=np.int8) if self.edge is None
+                else np.asarray(self.edge, dtype=np.int8))
+
+    @property
+    def line_anchored(self) -> np.ndarray:
+        """bool per phrase: a whole-line or edge phrase (matched among the lines of a corpus,
+        not anywhere in its tokens)."""
+        return self.whole_line_mask | (self.edge_sides != 0)
+
     def with_whole_line(self, flag) -> PhraseTable:
         """The same phrases with whole_line set to `flag` (a bool for all, or one per phrase)."""
         values = np.broadcast_to(np.asarray(flag, dtype=bool), (len(self),)).copy()
         return PhraseTable(self.tokens, self.offsets, self.df, self.occurrences, self.vocab,
-                           values)
+                           values, self.edge)
+
+    def with_edge(self, side) -> PhraseTable:
+        """The same phrases with edge set to `side` (0, START_EDGE or END_EDGE, for all or one
+        per phrase)."""
+        values = np.broadcast_to(np.asarray(side, dtype=np.int8), (len(self),)).copy()
+        return PhraseTable(self.tokens, self.offsets, self.df, self.occurrences, self.vocab,
+                           self.whole_line, values)
 
     @staticmethod
     def concatenate(first: PhraseTable, second: PhraseTable) -> PhraseTable:
-        """The phrases of `first`, then those of `second` (same vocabulary); whole_line kept
-        (False where a table had none) if either has it."""
+        """The phrases of `first`, then those of `second` (same vocabulary); whole_line and edge
+        kept (False, 0 where a table had none) if either has them."""
         offsets = np.concatenate([first.offsets[:-1], second.offsets + first.offsets[-1]])
-        whole_line = None
+        whole_line = edge = None
         if first.whole_line is not None or second.whole_line is not None:
             whole_line = np.concatenate([first.whole_line_mask, second.whole_line_mask])
+        if first.edge is not None or second.edge is not None:
+            edge = np.concatenate([first.edge_sides, second.edge_sides])
         return PhraseTable(np.concatenate([first.tokens, second.tokens]).astype(np.uint32),
                            offsets.astype(np.int64), np.concatenate([first.df, second.df]),
                            np.concatenate([first.occurrences, second.occurrences]),
-                           first.vocab, whole_line)
+                           first.vocab, whole_line, edge)
 
     @classmethod
     def empty(cls, vocab: Sequence[str] = ()) -> PhraseTable:
@@ -136,7 +168,8 @@ class PhraseTable:
         gather = np.repeat(self.offsets[order] - offsets[:-1], lengths) + np.arange(offsets[-1])
         flat = self.tokens[gather].astype(np.uint32, copy=False)
         return PhraseTable(flat, offsets, self.df[order], self.occurrences[order], self.vocab,
-                           None if self.whole_line is None else self.whole_line_mask[order])
+                           None if self.whole_line is None else self.whole_line_mask[order],
+                           None if self.edge is None else self.edge_sides[order])
 
     def canonical_order(self) -> np.ndarray:
         """Indices in canonical order: Psi = length x df descending, then longer first, then
@@ -181,16 +214,20 @@ class PhraseTable:
     @property
     def columns(self) -> tuple[str, ...]:
         """The columns of its rows and files."""
-        return COLUMNS + ((WHOLE_LINE,) if self.whole_line is not None else ())
+        return COLUMNS + ((WHOLE_LINE,) if self.whole_line is not None else ()) + (
+            (EDGE,) if self.edge is not None else ())
 
     def rows(self) -> Iterator[dict]:
         lengths = self.lengths
         whole_line = None if self.whole_line is None else self.whole_line_mask
+        edge = None if self.edge is None else self.edge_sides
         for i in range(len(self)):
             row = {"phrase": self.text(i), "length": int(lengths[i]), "df": int(self.df[i]),
                    "occurrences": int(self.occurrences[i])}
             if whole_line is not None:
                 row[WHOLE_LINE] = bool(whole_line[i])
+            if edge is not None:
+                row[EDGE] = EDGE_SIDES[edge[i]]
             yield row
 
 
@@ -200,6 +237,17 @@ def is_whole_line(row: dict) -> bool:
     if isinstance(value, str):
         return value.strip().lower() in _TRUE
     return bool(value)
+
+
+def edge_side(row: dict) -> int:
+    """A phrase-file row's edge value as PhraseTable.edge holds it ("start" 1, "end" 2; "",
+    null or absent 0); InputError for any other."""
+    value = row.get(EDGE) or ""
+    side = str(value).strip().lower()
+    if side not in EDGE_SIDES:
+        raise InputError(f"phrase {row.get('phrase')!r}: edge {value!r} is none of start, end "
+                         "or empty")
+    return EDGE_SIDES.index(side)
 
 
 def _format_of(path) -> str:
@@ -234,6 +282,8 @@ def write_phrases(table: PhraseTable, path: str | Path) -> None:
                       ("occurrences", pa.int64())]
             if table.whole_line is not None:
                 schema.append((WHOLE_LINE, pa.bool_()))
+            if table.edge is not None:
+                schema.append((EDGE, pa.string()))
             pq.write_table(pa.Table.from_pylist(rows, schema=pa.schema(schema)), tmp)
         elif fmt == "tsv":
             columns = table.columns
