@@ -318,12 +318,14 @@ def _report_on_spark(args: argparse.Namespace) -> int:
     group_by = parse_group_by(args.group_by)
     spark = engine.spark_session(args)
     with documents.one_line_errors():
-        docs = engine.spark_documents(spark, args, group_by)
+        # digested: a unit evicted from the cache and read again must give the same texts
+        docs = engine.spark_documents(spark, args, group_by, digested=True)
         miner = engine.spark_mined(args, docs)
         engine.note_reading(args, docs, miner)
         report = documents_report(docs, miner.table_, args.sigma, args.min_length, top=args.top,
                                   examples=args.examples, template_share=args.template_share,
                                   group_by=args.group_by, title=args.title, inputs=args.inputs)
+        documents.read_digests(docs, "report")
     write_report_outputs(args, report)
     return 0
 
