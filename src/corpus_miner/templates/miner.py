@@ -146,6 +146,13 @@ class SlotTemplates(Estimator):
         patterns = [p for p, k in zip(patterns, keep) if k]
         occ = _subset(occ, np.flatnonzero(keep))
         stats["seeds"] = len(patterns)
+        merges = candidates.slot_merges(patterns, vocab.n_vocab, params.max_gap)
+        if merges:
+            occ_new = bind(merges, masked, doc_offsets, vocab, line_starts)
+            width = max(occ.anchor_starts.shape[1], occ_new.anchor_starts.shape[1])
+            occ = _merge([occ, _offset(occ_new, len(patterns))], width)
+            patterns = patterns + merges
+        stats["merges"] = len(merges)
         share = np.bincount(masked, minlength=len(vocab)) / max(1, len(masked))
         seen = set(patterns)
         fresh = np.ones(len(patterns), dtype=bool)
