@@ -30,7 +30,7 @@ from corpus_miner.templates.pattern import Pattern
 MAX_CONTEXT = 4  # literal tokens kept beside a typed run in the trims
 MAX_GROWTH = 12  # tokens an anchor found across a slot grows by
 EXTENSIONS_PER_SIDE = 1  # new anchors tried per pattern and side
-MERGE_CONTEXT = 3  # tokens of each anchor of a merge
+MERGE_CONTEXT = 2  # tokens of each anchor of a merge (fewer at a seed's ends)
 
 
 def typed_seeds(masked: np.ndarray, doc_offsets: np.ndarray, vocab, params: TemplateParams,
@@ -63,7 +63,7 @@ def slot_merges(seeds: list[Pattern], n_vocab: int, max_gap: int) -> list[Patter
     """Two-anchor patterns from seeds that differ only in a run of literal tokens after a typed
     run: seeds holding "c <num> rapid pixel ltd all rights reserved" and "c <num> red river
     group all rights reserved" (each site's company) give "c <num> <*> all rights reserved".
-    The anchors are local: up to MERGE_CONTEXT tokens ending with the typed token, and up to
+    The anchors are local: the MERGE_CONTEXT tokens ending with the typed token, and the
     MERGE_CONTEXT tokens after the middle (1 to max_gap literal tokens). A pair is kept when at
     least two seeds give it different middles; none is trusted (the verifying pass counts)."""
     middles: dict[tuple, set] = {}
@@ -75,11 +75,10 @@ def slot_merges(seeds: list[Pattern], n_vocab: int, max_gap: int) -> list[Patter
             for g in range(1, min(max_gap, len(ids) - 1 - a) + 1):
                 if ids[a + g - 1] >= n_vocab:
                     break
-                for lo in range(max(0, a - MERGE_CONTEXT), a):
-                    for hi in range(a + g + 1, min(len(ids), a + g + MERGE_CONTEXT) + 1):
-                        found = middles.setdefault((ids[lo:a], ids[a + g:hi]), set())
-                        if len(found) < 2:
-                            found.add(ids[a:a + g])
+                pair = (ids[max(0, a - MERGE_CONTEXT):a], ids[a + g:a + g + MERGE_CONTEXT])
+                found = middles.setdefault(pair, set())
+                if len(found) < 2:
+                    found.add(ids[a:a + g])
     return [Pattern(pair, max_gap) for pair, found in sorted(middles.items()) if len(found) >= 2]
 
 
