@@ -1,6 +1,7 @@
 """Selection rules (templates.select) against plain-Python references, and the count rule seen
 through the estimator: boilerplate a layout places a fixed number of times per page is kept, a
-convention that recurs as often as the text needs is not."""
+convention that recurs as often as the text needs is not; merge candidates against their
+definition, and one template for every site's copyright line."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from hypothesis import strategies as st
 
 from corpus_miner.corpus import load_corpus
 from corpus_miner.templates import SlotTemplates
-from corpus_miner.templates import select
+from corpus_miner.templates import candidates, select
 from corpus_miner.templates.matching import TemplateOccurrences
+from corpus_miner.templates.pattern import Pattern
 
 
 def occurrences_of(rows: list[tuple[int, int]]) -> TemplateOccurrences:
@@ -65,3 +67,43 @@ def test_a_fixed_count_per_page_is_kept_and_a_varying_one_is_not(tmp_path):
     assert not any(p.startswith("changed in version") for p in patterns)
     loose = SlotTemplates(sigma=20, min_count_share=0).fit(corpus)
     assert any(row["pattern"].startswith("changed in version") for row in loose.templates_.rows)
+
+
+N_VOCAB = 6  # ids >= N_VOCAB are typed
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.lists(st.integers(0, N_VOCAB + 1), min_size=1, max_size=9), max_size=8),
+       st.integers(1, 4))
+def test_slot_merges_match_the_reference(pieces, max_gap):
+    seeds = [Pattern((tuple(p),), max_gap) for p in pieces]
+    got = {p.pieces for p in candidates.slot_merges(seeds, N_VOCAB, max_gap)}
+    middles: dict[tuple, set] = {}
+    context = candidates.MERGE_CONTEXT
+    for ids in map(tuple, pieces):
+        for a in range(1, len(ids)):
+            for b in range(a + 1, min(len(ids) - 1, a + max_gap) + 1):
+                # a middle ids[a:b] of literal tokens right after a typed token, >= 1 token after
+                if ids[a - 1] >= N_VOCAB and all(t < N_VOCAB for t in ids[a:b]):
+                    key = (ids[max(0, a - context):a], ids[b:b + context])
+                    middles.setdefault(key, set()).add(ids[a:b])
+    assert got == {key for key, found in middles.items() if len(found) >= 2}
+    assert all(p.max_gap == max_gap for p in candidates.slot_merges(seeds, N_VOCAB, max_gap))
+
+
+def test_merges_join_each_sites_company_into_one_template(tmp_path):
+    rng = random.Random(2)
+    companies = ["rapid pixel ltd", "red river group", "blue canvas gmbh", "true atlas inc"]
+    texts = []
+    for i in range(80):
+        site = companies[i % 4]
+        body = "\n".join(" ".join(f"w{rng.randint(0, 300)}" for _ in range(8)) for _ in range(4))
+        texts.append(f"{body}\n(c) {rng.randint(2015, 2025)} {site}. All rights reserved.")
+    path = tmp_path / "pages.jsonl"
+    path.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n"
+                            for i, t in enumerate(texts)))
+    rows = SlotTemplates(sigma=20).fit(load_corpus(path)).templates_.rows
+    # the longest span wins the canonical order: the slot takes "all" with the company
+    merged = next(r for r in rows if r["pattern"] == "c <num> <*> rights reserved")
+    assert merged["df"] == 80 and merged["occurrences"] == 80
+    assert merged["slots"][1]["distinct"] == 4  # the four companies, one template

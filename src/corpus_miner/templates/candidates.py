@@ -10,8 +10,7 @@
    min_lift times more often than its corpus frequency predicts (1 - (1 - p)^max_gap); the new
    anchor then grows token by token while one next token follows in >= max_top_share of them.
 3. Merges: seeds that differ only in a run of literal tokens give the two-anchor pattern with a
-   free slot there (slot_merges: each site's company between "c <num>" and "all rights
-   reserved").
+   free slot there (slot_merges: each site's company after "c <num>").
 4. Line-end slots: a verified pattern whose last anchor ends 1 to max_gap tokens before the end
    of its line in at least min_confidence of its occurrences (and >= sigma documents) also gets
    the variant with a line-end slot ("updated on <month> <num> <num> by <*>$": the author).
@@ -62,7 +61,8 @@ def typed_seeds(masked: np.ndarray, doc_offsets: np.ndarray, vocab, params: Temp
 def slot_merges(seeds: list[Pattern], n_vocab: int, max_gap: int) -> list[Pattern]:
     """Two-anchor patterns from seeds that differ only in a run of literal tokens after a typed
     run: seeds holding "c <num> rapid pixel ltd all rights reserved" and "c <num> red river
-    group all rights reserved" (each site's company) give "c <num> <*> all rights reserved".
+    group all rights reserved" (each site's company) give "c <num> <*> all rights" and
+    "c <num> <*> rights reserved".
     The anchors are local: the MERGE_CONTEXT tokens ending with the typed token, and the
     MERGE_CONTEXT tokens after the middle (1 to max_gap literal tokens). A pair is kept when at
     least two seeds give it different middles; none is trusted (the verifying pass counts)."""
