@@ -14,8 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpus_miner.corpus import load_corpus
-from corpus_miner.templates import SlotTemplates
-from corpus_miner.templates import candidates, select
+from corpus_miner.templates import SlotTemplates, candidates, select
 from corpus_miner.templates.matching import TemplateOccurrences
 from corpus_miner.templates.pattern import Pattern
 
