@@ -96,7 +96,8 @@ def line_end_occurrences(docs, lines, anchors, max_gap):
 
 
 def line_form_occurrences(docs, form: str, anchor: list[str], max_gap: int, max_rest: int = 64,
-                          max_anchor_line: int = 8, max_block_lines: int = 12):
+                          max_anchor_line: int = 8, max_block_lines: int = 12,
+                          min_joined: int = 2):
     """Occurrences of a line form (templates.lines) as [(doc, start, end)] token offsets in
     the doc, from docs given as lists of paragraphs of lines of words."""
     lines = {}
@@ -108,9 +109,12 @@ def line_form_occurrences(docs, form: str, anchor: list[str], max_gap: int, max_
     def known(seq, here) -> bool:
         return any(words == tuple(seq) and where != here for where, words in lines.items())
 
+    def joined(seq, here) -> bool:  # back-to-back known lines of >= min_joined tokens each
+        return bool(seq) and any(known(seq[:j], here) and (j == len(seq) or joined(
+            seq[j:], here)) for j in range(min_joined, len(seq) + 1))
+
     def made_of_known(seq, here) -> bool:
-        return bool(seq) and any(known(seq[:j], here) and (j == len(seq) or made_of_known(
-            seq[j:], here)) for j in range(1, len(seq) + 1))
+        return known(seq, here) or joined(seq, here)
 
     out = []
     for d, doc in enumerate(docs):

@@ -103,7 +103,7 @@ def test_kernels_without_the_jit_agree(case):
         keys, bits = hashes[order], line_forms._bitmap.py_func(hashes)
         masks = line_forms._rest_masks.py_func(tokens, starts, lengths, keys, order, bits,
                                                line_forms.MAX_PREFIX, max_gap,
-                                               line_forms.MAX_REST)
+                                               line_forms.MAX_REST, line_forms.MIN_JOINED)
     assert np.array_equal(hashes, line_forms._line_hashes(tokens, starts, lengths))
     assert np.array_equal(masks, index.rest_mask)
 
@@ -125,3 +125,17 @@ def test_related_lists_and_breadcrumbs_are_found():
     row = next(r for r in found.templates_.rows if r["pattern"] == "^related articles <lines>")
     assert row["df"] == 60 and row["occurrences"] == 60
     assert not any(p.startswith("^p") for p in patterns)  # body lines are not made of lines
+
+
+def test_short_known_lines_join_only_as_the_whole_filler():
+    # "true", "x" and "y" are lines of their own (code output, identifiers): "while true" is one
+    # known line after the anchor, "while x y" two one-token lines joined, which code is made of
+    docs = [[[["true"], ["x"], ["y"], ["x", "y", "z"]]],
+            [[["while", "true"], ["while", "x", "y"], ["while", "x", "y", "z"],
+              ["while", "x", "y", "x", "y", "z"]]]]
+    corpus, vocab = corpus_of_lines(docs)
+    index = line_forms.line_index(corpus, 5)
+    start, end = line_forms.occurrences(index, "rest", (vocab["while"],))
+    lines = [[corpus.vocab[t] for t in corpus.tokens[s:e]] for s, e in zip(start, end)]
+    assert lines == [["while", "true"], ["while", "x", "y", "z"]]
+    assert oracle.line_form_occurrences(docs, "rest", ["while"], 5) == [(1, 0, 2), (1, 5, 9)]

@@ -9,7 +9,9 @@
    new anchor when it is in >= sigma documents, in >= min_confidence of the occurrences, and
    min_lift times more often than its corpus frequency predicts (1 - (1 - p)^max_gap); the new
    anchor then grows token by token while one next token follows in >= max_top_share of them.
-3. Line-end slots: a verified pattern whose last anchor ends 1 to max_gap tokens before the end
+3. Merges: seeds that differ only in a run of literal tokens give the two-anchor pattern with a
+   free slot there (slot_merges: each site's company after "c <num>").
+4. Line-end slots: a verified pattern whose last anchor ends 1 to max_gap tokens before the end
    of its line in at least min_confidence of its occurrences (and >= sigma documents) also gets
    the variant with a line-end slot ("updated on <month> <num> <num> by <*>$": the author).
 """
@@ -27,6 +29,7 @@ from corpus_miner.templates.pattern import Pattern
 MAX_CONTEXT = 4  # literal tokens kept beside a typed run in the trims
 MAX_GROWTH = 12  # tokens an anchor found across a slot grows by
 EXTENSIONS_PER_SIDE = 1  # new anchors tried per pattern and side
+MERGE_CONTEXT = 2  # tokens of each anchor of a merge (fewer at a seed's ends)
 
 
 def typed_seeds(masked: np.ndarray, doc_offsets: np.ndarray, vocab, params: TemplateParams,
@@ -53,6 +56,30 @@ def typed_seeds(masked: np.ndarray, doc_offsets: np.ndarray, vocab, params: Temp
     stats = {"masked_phrases": len(table),
              "masked_seconds": miner.stats_.get("seconds_total", 0.0)}
     return [Pattern((piece,), params.max_gap) for piece in sorted(seen)], stats
+
+
+def slot_merges(seeds: list[Pattern], n_vocab: int, max_gap: int) -> list[Pattern]:
+    """Two-anchor patterns from seeds that differ only in a run of literal tokens after a typed
+    run: seeds holding "c <num> rapid pixel ltd all rights reserved" and "c <num> red river
+    group all rights reserved" (each site's company) give "c <num> <*> all rights" and
+    "c <num> <*> rights reserved".
+    The anchors are local: the MERGE_CONTEXT tokens ending with the typed token, and the
+    MERGE_CONTEXT tokens after the middle (1 to max_gap literal tokens). A pair is kept when at
+    least two seeds give it different middles; none is trusted (the verifying pass counts)."""
+    middles: dict[tuple, set] = {}
+    for seed in seeds:
+        ids = seed.pieces[0]
+        for a in range(1, len(ids) - 1):
+            if ids[a - 1] < n_vocab or ids[a] >= n_vocab:
+                continue  # the middle starts right after a typed token
+            for g in range(1, min(max_gap, len(ids) - 1 - a) + 1):
+                if ids[a + g - 1] >= n_vocab:
+                    break
+                pair = (ids[max(0, a - MERGE_CONTEXT):a], ids[a + g:a + g + MERGE_CONTEXT])
+                found = middles.setdefault(pair, set())
+                if len(found) < 2:
+                    found.add(ids[a:a + g])
+    return [Pattern(pair, max_gap) for pair, found in sorted(middles.items()) if len(found) >= 2]
 
 
 def _distinct_pairs(key: np.ndarray, other: np.ndarray) -> np.ndarray:

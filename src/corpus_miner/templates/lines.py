@@ -43,6 +43,7 @@ MAX_PREFIX = 3  # anchor tokens of the rest form
 MAX_REST = 64  # longest filler line of either form, in tokens
 MAX_ANCHOR_LINE = 8  # anchor line of the lines form, in tokens
 MAX_BLOCK_LINES = 12  # lines after the anchor line
+MIN_JOINED = 2  # tokens of each known line of a rest filler made of several
 _BITS_SHIFT = np.uint64(38)  # bitmap of 2^26 bits indexed by a hash's top bits
 
 
@@ -91,9 +92,11 @@ def _known(tokens, at, n, h, self_line, keys, order, starts, lengths):
 
 
 @njit(cache=True, nogil=True)
-def _rest_masks(tokens, starts, lengths, keys, order, bits, max_prefix, max_gap, max_rest):
+def _rest_masks(tokens, starts, lengths, keys, order, bits, max_prefix, max_gap, max_rest,
+                min_joined):
     """uint8 per line: bit k set when the line is an occurrence of some rest form with a
-    k-token anchor (its tokens after the first k are known lines to the end)."""
+    k-token anchor: its tokens after the first k are one known line, or known lines of at
+    least min_joined tokens each, back to back, to the end."""
     out = np.zeros(len(starts), dtype=np.uint8)
     good = np.zeros(max_prefix + max_rest + 1, dtype=np.bool_)
     for q in range(len(starts)):
@@ -101,12 +104,13 @@ def _rest_masks(tokens, starts, lengths, keys, order, bits, max_prefix, max_gap,
         if n < 2 or n > max_prefix + max_rest:
             continue
         good[n] = True
-        low = 1
-        for i in range(n - 1, low - 1, -1):
+        for i in range(n - 1, 0, -1):
             g = False
             h = np.uint64(0)
             for j in range(i + 1, n + 1):
                 h = h * WINDOW_BASE + np.uint64(tokens[s + j - 1]) + np.uint64(1)
+                if j - i < min_joined:
+                    continue
                 if good[j] and _maybe(bits, h) and _known(tokens, s + i, j - i, h, q, keys,
                                                             order, starts, lengths):
                     g = True
@@ -114,9 +118,16 @@ def _rest_masks(tokens, starts, lengths, keys, order, bits, max_prefix, max_gap,
             good[i] = g
         m = 0
         for k in range(1, max_prefix + 1):
-            if n - k > max_rest:
+            if k >= n or n - k > max_rest:
                 continue
-            if k < n and good[k]:
+            ok = good[k]
+            if not ok and n - k < min_joined:  # a short filler: one known line
+                h = np.uint64(0)
+                for p in range(s + k, s + n):
+                    h = h * WINDOW_BASE + np.uint64(tokens[p]) + np.uint64(1)
+                ok = _maybe(bits, h) and _known(tokens, s + k, n - k, h, q, keys, order,
+                                                starts, lengths)
+            if ok:
                 m |= 1 << k
         out[q] = m
     return out
@@ -163,7 +174,8 @@ def line_index(corpus, max_gap: int) -> LineIndex | None:
     order = np.argsort(hashes, kind="stable")
     keys = hashes[order]
     bits = _bitmap(hashes)
-    rest = _rest_masks(tokens, starts, lengths, keys, order, bits, MAX_PREFIX, max_gap, MAX_REST)
+    rest = _rest_masks(tokens, starts, lengths, keys, order, bits, MAX_PREFIX, max_gap, MAX_REST,
+                      MIN_JOINED)
     whole = _known_whole(tokens, starts, lengths, hashes, keys, order)
     first, end = _blocks(starts, lengths, paragraphs, whole)
     return LineIndex(tokens, starts, lengths, doc, rest, first, end)

@@ -62,7 +62,8 @@ class SlotTemplates(Estimator):
     Parameters
     ----------
     sigma, typed_min_length, max_gap, min_anchor_tokens, max_top_share, min_lift,
-    min_confidence, max_anchors, max_templates, min_line_share, max_per_doc
+    min_confidence, max_anchors, max_templates, min_line_share, max_per_doc,
+    min_count_share
         See TemplateParams (validated by fit).
     progress : callable, optional
         Called with the name of each stage as it starts.
@@ -98,7 +99,8 @@ class SlotTemplates(Estimator):
                  min_anchor_tokens: int = 2, max_top_share: float = 0.9,
                  min_lift: float = 10.0, min_confidence: float = 0.25, max_anchors: int = 3,
                  max_templates: int = 10000, min_line_share: float = 0.5,
-                 max_per_doc: float = 2.0, progress: Callable[[str], None] | None = None) -> None:
+                 max_per_doc: float = 2.0, min_count_share: float = 0.9,
+                 progress: Callable[[str], None] | None = None) -> None:
         self.sigma = sigma
         self.typed_min_length = typed_min_length
         self.max_gap = max_gap
@@ -110,6 +112,7 @@ class SlotTemplates(Estimator):
         self.max_templates = max_templates
         self.min_line_share = min_line_share
         self.max_per_doc = max_per_doc
+        self.min_count_share = min_count_share
         self.progress = progress
 
     @property
@@ -117,7 +120,7 @@ class SlotTemplates(Estimator):
         return TemplateParams(self.sigma, self.typed_min_length, self.max_gap,
                               self.min_anchor_tokens, self.max_top_share, self.min_lift,
                               self.min_confidence, self.max_anchors, self.max_templates,
-                              self.min_line_share, self.max_per_doc)
+                              self.min_line_share, self.max_per_doc, self.min_count_share)
 
     def fit(self, corpus, phrases=None) -> SlotTemplates:
         """Mine the templates of `corpus` (a TokenCorpus). phrases: an optional Coverage of the
@@ -143,6 +146,13 @@ class SlotTemplates(Estimator):
         patterns = [p for p, k in zip(patterns, keep) if k]
         occ = _subset(occ, np.flatnonzero(keep))
         stats["seeds"] = len(patterns)
+        merges = candidates.slot_merges(patterns, vocab.n_vocab, params.max_gap)
+        if merges:
+            occ_new = bind(merges, masked, doc_offsets, vocab, line_starts)
+            width = max(occ.anchor_starts.shape[1], occ_new.anchor_starts.shape[1])
+            occ = _merge([occ, _offset(occ_new, len(patterns))], width)
+            patterns = patterns + merges
+        stats["merges"] = len(merges)
         share = np.bincount(masked, minlength=len(vocab)) / max(1, len(masked))
         seen = set(patterns)
         fresh = np.ones(len(patterns), dtype=bool)
@@ -204,7 +214,8 @@ class SlotTemplates(Estimator):
         need = np.array([1 if p.form else params.min_anchor_tokens for p in patterns],
                         dtype=np.int64)
         valid = ((df >= params.sigma) & (literal >= need)
-                 & (n_occ <= params.max_per_doc * np.maximum(df, 1)))
+                 & (n_occ <= params.max_per_doc * np.maximum(df, 1))
+                 & (select.count_share(occ, len(patterns)) >= params.min_count_share))
         line_starts = getattr(corpus, "line_starts", None)
         if line_starts is not None and params.min_line_share > 0:
             valid &= select.line_share(occ, len(patterns), line_starts,

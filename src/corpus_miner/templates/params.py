@@ -31,7 +31,11 @@ class TemplateParams:
     max_per_doc: a template has at most this many occurrences per document that holds one, on
         average (>= 1). Boilerplate is laid out once per page (a byline, a counter, a copyright
         line); a pattern that repeats through the body of pages is a convention of the content
-        ("New in version 3.11", traceback lines)."""
+        ("New in version 3.11", traceback lines).
+    min_count_share: a template occurs the same number of times (its commonest count) in at
+        least this share of the documents that hold one (0 to 1; 0: no test). A page layout
+        places boilerplate a fixed number of times on every page (once, or a header and a
+        footer copy); a convention of the content recurs as often as the text needs it."""
 
     sigma: int = 20
     typed_min_length: int = 3
@@ -44,6 +48,7 @@ class TemplateParams:
     max_templates: int = 10000
     min_line_share: float = 0.5
     max_per_doc: float = 2.0
+    min_count_share: float = 0.9
 
     def __post_init__(self) -> None:
         checks = (
@@ -68,6 +73,8 @@ class TemplateParams:
              and 0.0 <= self.min_line_share <= 1.0, "a share from 0 to 1"),
             ("max_per_doc", isinstance(self.max_per_doc, numbers.Real)
              and self.max_per_doc >= 1.0, "a number >= 1"),
+            ("min_count_share", isinstance(self.min_count_share, numbers.Real)
+             and 0.0 <= self.min_count_share <= 1.0, "a share from 0 to 1"),
         )
         for name, ok, what in checks:
             if not ok:

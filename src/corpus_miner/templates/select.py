@@ -67,6 +67,23 @@ def support(occ: TemplateOccurrences, n_patterns: int) -> tuple[np.ndarray, np.n
     return df.astype(np.int64), n.astype(np.int64)
 
 
+def count_share(occ: TemplateOccurrences, n_patterns: int) -> np.ndarray:
+    """Per pattern, the share of the documents holding it in which it occurs its commonest
+    number of times (0 for a pattern without occurrences)."""
+    out = np.zeros(n_patterns)
+    if len(occ) == 0:
+        return out
+    pairs, per_doc = np.unique(np.stack([occ.template, occ.doc]), axis=1, return_counts=True)
+    # rows (pattern, count) -> documents with that count; the commonest count's per pattern
+    keys, docs = np.unique(np.stack([pairs[0], per_doc]), axis=1, return_counts=True)
+    top = np.zeros(n_patterns, dtype=np.int64)
+    np.maximum.at(top, keys[0], docs)
+    df = np.bincount(pairs[0], minlength=n_patterns)
+    held = df > 0
+    out[held] = top[held] / df[held]
+    return out
+
+
 def tokens_covered(occ: TemplateOccurrences, n_patterns: int, n_tokens: int) -> np.ndarray:
     """Per pattern, the tokens in the union of its occurrence spans (rows sorted by template,
     start)."""
