@@ -31,7 +31,8 @@ def warm(spark):
     return spark
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(values, st.integers(1, 3))
 def test_order_is_the_rank_of_the_order_column(warm, pos, partitions):
     spark = warm
