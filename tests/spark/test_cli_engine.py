@@ -96,3 +96,40 @@ def test_refusals_are_one_line(inputs, tmp_path, capsys):
             err = capsys.readouterr().err.strip()
             assert err.endswith(f"(or pass {option} 0)") and "\n" not in err
             assert f"{option} is not supported with --engine spark yet" in err
+        assert "--min-line-length is not supported with --engine spark yet" in err
+
+
+ON_CLUSTER = {  # command -> (arguments, output file); a few, for the time a cluster run takes
+    "dedup": (["--annotate", "--num-perm", "64", "--threshold", "0.5"], "d.jsonl"),
+    "phrases": (PARAMS, "p.tsv"),
+    "clean": ([*PARAMS, "--mode", "annotate", "--drop-above", "0.95"], "c.jsonl"),
+}
+
+
+@pytest.fixture(scope="module")
+def cluster_outputs(spark_cluster, inputs, tmp_path_factory):
+    """command -> the bytes it wrote with --engine spark on the standalone cluster. The three
+    commands run in one Python process of their own (one driver for all three): this process's
+    SparkContext belongs to the local test session."""
+    import os
+    import subprocess
+    import sys
+
+    folder = tmp_path_factory.mktemp("cluster-outputs")
+    commands = [[name, *inputs, *arguments, "-o", str(folder / output), "--engine", "spark",
+                 "--master", spark_cluster] for name, (arguments, output) in ON_CLUSTER.items()]
+    script = ("import json, sys\nfrom corpus_miner.cli import main\n"
+              "sys.exit(max(main(command) for command in json.loads(sys.argv[1])))\n")
+    done = subprocess.run([sys.executable, "-c", script, json.dumps(commands)],
+                          capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    return {name: (folder / output).read_bytes() for name, (_, output) in ON_CLUSTER.items()}
+
+
+@pytest.mark.parametrize("command", sorted(ON_CLUSTER))
+def test_standalone_cluster_writes_the_local_outputs(cluster_outputs, inputs, tmp_path, command):
+    arguments, output = ON_CLUSTER[command]
+    assert main([command, *inputs, *arguments, "-o", str(tmp_path / output)]) == 0
+    local = (tmp_path / output).read_bytes()
+    assert local == cluster_outputs[command] and local.count(b"\n") > 5

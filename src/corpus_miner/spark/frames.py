@@ -93,6 +93,10 @@ def _dense_order_by(df: DataFrame, order_col: str) -> tuple[DataFrame, int]:
         raise InputError(f"order_col={order_col!r} is not a column (columns: {df.columns}); pass "
                          "the name of a column with one distinct sortable value per row")
     values = df.select(order_col)
+    if isinstance(values.schema[order_col].dataType, T.IntegralType):
+        dense = _dense_as_given(values, order_col)
+        if dense is not None:
+            return df.withColumn(ORDER, F.col(order_col).cast("long")), dense
     if values.filter(F.col(order_col).isNull()).limit(1).count():
         raise InputError(f"order_col={order_col!r} has null values; it must order every row")
     ranks = values.orderBy(order_col).rdd.zipWithIndex().map(lambda pair: (pair[0][0], pair[1]))
@@ -103,6 +107,18 @@ def _dense_order_by(df: DataFrame, order_col: str) -> tuple[DataFrame, int]:
         raise InputError(f"order_col={order_col!r} has {n_rows - n_distinct} repeated values; "
                          "the order must be unique (e.g. add the id as a tie breaker column)")
     return df.join(ranked, order_col), n_rows
+
+
+def _dense_as_given(values: DataFrame, order_col: str) -> int | None:
+    """n when the integer column `order_col` of `values` holds exactly 0..n-1 (each once), so
+    its values are already their ranks; else None. Row numbers from the input (the CLI's) are
+    such a column, and ranking them anyway costs a sort, a per-row Python zipWithIndex and a
+    shuffle join carrying every text."""
+    n_rows, non_null, low, high = values.agg(
+        F.count(F.lit(1)), F.count(order_col), F.min(order_col), F.max(order_col)).collect()[0]
+    if n_rows == 0 or non_null != n_rows or low != 0 or high != n_rows - 1:
+        return None
+    return int(n_rows) if values.distinct().count() == n_rows else None
 
 
 def band_keys_column(params: LSHBloomParams, text_col: str, use_pandas_udf: bool):
