@@ -96,7 +96,6 @@ def test_refusals_are_one_line(inputs, tmp_path, capsys):
             err = capsys.readouterr().err.strip()
             assert err.endswith(f"(or pass {option} 0)") and "\n" not in err
             assert f"{option} is not supported with --engine spark yet" in err
-        assert "--min-line-length is not supported with --engine spark yet" in err
 
 
 ON_CLUSTER = {  # command -> (arguments, output file); a few, for the time a cluster run takes
