@@ -117,6 +117,7 @@ def register(subparsers) -> None:
     add_record_output_argument(query)
     query.add_argument("--annotate", action="store_true",
                        help="keep every document and add is_duplicate (+ duplicate_of)")
+    add_ray_arguments(query)
     query.set_defaults(handler=run_index_query, outputs=(RECORDS_OUTPUT,),
                        extra_inputs=("index_dir",))
     index_actions.register(actions, _add_model_arguments, RECORDS_OUTPUT)
@@ -222,6 +223,10 @@ def run_index_build(args: argparse.Namespace) -> int:
 
 
 def run_index_query(args: argparse.Namespace) -> int:
+    if args.engine == "ray":
+        from corpus_miner.cli.ray_engine import run_index_query as run_on_ray
+
+        return run_on_ray(args)
     from corpus_miner.io import ReadStats, write_records
 
     if args.shards is not None:

@@ -125,8 +125,9 @@ def run_dedup(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     model = _model(args)
     params = model.params.validated()
-    if getattr(args, "against", None):
-        raise ParameterError("--against runs on the local engine (leave out --engine ray)")
+    from corpus_miner.cli.index import against_indexes
+
+    against = against_indexes(args)  # loaded before any work: a bad folder is one line
     sized = params.mode == "lshbloom" and args.expected_items is None
     if args.shards is not None and not sized:
         raise ParameterError("--shards N needs the number of documents before writing, and "
@@ -141,6 +142,7 @@ def run_dedup(args: argparse.Namespace) -> int:
         read = input_blocks(args.inputs, args.text_field, args.id_field, args.skip_bad,
                             current_storage_options())
         keys, ids, texts_read = block_keys(read.refs, params)
+        matches = matches_on_ray(against, read.refs)
     from corpus_miner.cli.common import note_read_stats
 
     note_read_stats(args, read.stats)
@@ -151,6 +153,10 @@ def run_dedup(args: argparse.Namespace) -> int:
         answer = DedupResult.concat([model._deduplicate_keys(k, i, update=True)
                                      for k, i in zip(keys, ids, strict=True)]
                                     or [model.deduplicate([], update=True)])
+    if against:
+        from corpus_miner.cli.index import with_matches
+
+        answer = with_matches(answer, *matches)
     n_documents = len(answer)
 
     def tables():
@@ -170,6 +176,85 @@ def run_dedup(args: argparse.Namespace) -> int:
           f"one (similarity >= {model.threshold:g}, {model.mode_}, Ray); {written:,} written"
           f"{' with is_duplicate' if args.annotate else ''} to {args.output} in "
           f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return 0
+
+
+def matches_on_ray(indexes: list, blocks: list):
+    """cli.index.matches_against on Ray: (flagged, names) of the blocks' documents matching
+    any of `indexes` (each shipped to the tasks once and queried there, read-only)."""
+    import numpy as np
+
+    from corpus_miner.dedup.result import DedupResult
+    from corpus_miner.ray.lshbloom import RayLSHBloom
+
+    n = None
+    flagged: np.ndarray = np.zeros(0, bool)
+    names: list = []
+    for index in indexes:
+        _, refs, _, _ = RayLSHBloom.from_state(index.to_state(), copy=False)._query_blocks(
+            blocks, "text")
+        found = DedupResult.concat(ray_get(refs) or [index.query([])])
+        if n is None:
+            n = len(found)
+            flagged, names = np.zeros(n, bool), [None] * n
+        if found.duplicate_of_id is not None:
+            for i in np.flatnonzero(found.is_duplicate & ~flagged):
+                names[i] = found.duplicate_of_id[i]
+        flagged |= found.is_duplicate
+    return flagged, names
+
+
+def ray_get(refs: list) -> list:
+    import ray
+
+    return ray.get(refs)
+
+
+def run_index_query(args: argparse.Namespace) -> int:
+    """index query: every block asked against the index in a Ray task (the index shipped
+    once), the records written from a checked second read of the inputs on the driver."""
+    import time
+
+    from corpus_miner.cli.common import note_read_stats, print_summary, shard_plan
+    from corpus_miner.cli.dedup_common import _read, _selection
+    from corpus_miner.cli.index import load_index
+    from corpus_miner.dedup.result import DedupResult
+    from corpus_miner.io import ReadStats, write_records
+    from corpus_miner.io.digest import OrderedDigest, checked_reread
+    from corpus_miner.io.storage import current_storage_options
+
+    if args.shards is not None:
+        raise ParameterError("--shards N needs the number of documents before writing, and "
+                             "index query streams: use --shard-size")
+    started = time.perf_counter()
+    model = load_index(args.index_dir)
+    _connect(args)
+    from corpus_miner.ray.documents import input_blocks
+    from corpus_miner.ray.lshbloom import RayLSHBloom
+
+    with _errors():
+        read = input_blocks(args.inputs, args.text_field, args.id_field, args.skip_bad,
+                            current_storage_options())
+        _, refs, _, digests = RayLSHBloom.from_state(model.to_state(), copy=False) \
+            ._query_blocks(read.refs, "text")
+        answer = DedupResult.concat(ray_get(refs) or [model.query([])])
+        texts_read = OrderedDigest()
+        for documents, value in ray_get(digests):
+            texts_read.combine(value, documents)
+    note_read_stats(args, read.stats)
+
+    def tables():
+        start = 0
+        for batch in checked_reread(_read(args, ReadStats(), "writing"), texts_read.state(),
+                                    "index query"):
+            part = answer.part(start, start + len(batch))
+            start += len(batch)
+            yield _selection(batch, part, args.annotate)
+
+    written = write_records(tables(), args.output, shards=shard_plan(args))
+    print_summary("index query", documents=len(answer), duplicates=int(answer.is_duplicate.sum()),
+                  written=written, indexed=model.n_documents_, mode=model.params_.mode,
+                  engine="ray", seconds=round(time.perf_counter() - started, 3))
     return 0
 
 

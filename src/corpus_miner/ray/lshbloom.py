@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from corpus_miner._extras import require
+from corpus_miner.dedup.bandtable import BandTable
 from corpus_miner.dedup.lshbloom import LSHBloom
 from corpus_miner.dedup.params import (
     DEFAULT_FP_PROB,
@@ -65,12 +66,18 @@ def _block_filters(block: pa.Table, params: LSHBloomParams, text_col: str, first
     return filled
 
 
-@ray.remote
-def _block_query(block: pa.Table, state: LSHBloomState, text_col: str,
-                 return_band_keys: bool) -> DedupResult:
-    """The local LSHBloom.query of the block's texts against the shipped index."""
+@ray.remote(num_returns=2)
+def _block_query(block: pa.Table, state: LSHBloomState, text_col: str, return_band_keys: bool,
+                 first: int) -> tuple[DedupResult, tuple[int, int]]:
+    """The local LSHBloom.query of the block's texts against the shipped index, and the digest
+    (documents, value) of the texts at their global indexes (first: the block's first)."""
+    from corpus_miner.io.digest import OrderedDigest
+
+    texts = block_texts(block, text_col)
+    digest = OrderedDigest()
+    digest.update(texts, first)
     index = LSHBloom.from_state(state, copy=False)  # read-only: the object store's arrays
-    return index.query(block_texts(block, text_col), return_band_keys=return_band_keys)
+    return index.query(texts, return_band_keys=return_band_keys), digest.state()
 
 
 @ray.remote
@@ -184,9 +191,11 @@ class RayLSHBloom(Estimator):
         self.n_documents_ = int(state.n_documents)
         self.snapshots_ = snapshots
         if state.params.mode == "lshbloom":
-            self.bloom_ = state.bloom
+            assert state.bloom is not None
+            self.bloom_: ScalableBloomFilter = state.bloom
         else:
-            self._table = (state.band_table, state.ids)
+            assert state.band_table is not None and state.ids is not None
+            self._table: tuple[BandTable, pa.Array] = (state.band_table, state.ids)
             self.band_entries_ = state.band_table.num_keys
 
     def _keys(self, blocks, params, text_col, id_col, number_ids, offsets):
@@ -248,6 +257,7 @@ class RayLSHBloom(Estimator):
                 local._start(None)
             if params.mode == "lshbloom":
                 state = local.to_state()
+                assert state.bloom is not None
                 bloom = state.bloom.copy()
                 self._fill(bloom, blocks, params, column, offsets)
                 local = LSHBloom.from_state(LSHBloomState(
@@ -369,20 +379,22 @@ class RayLSHBloom(Estimator):
         """
         self.check_is_fitted()
         with one_line_errors():
-            blocks, found, internal = self._query_blocks(data, text_col, return_band_keys)
+            blocks, found, internal, _ = self._query_blocks(data, text_col, return_band_keys)
             refs = [_with_flags.remote(b, f, True, self._id_type(), internal)
                     for b, f in zip(blocks, found, strict=True)]
             ray.wait(refs, num_returns=len(refs), fetch_local=False)
         return ray.data.from_arrow_refs(refs)
 
     def _query_blocks(self, data, text_col: str, return_band_keys: bool = False
-                      ) -> tuple[list, list, tuple[str, ...]]:
+                      ) -> tuple[list, list, tuple[str, ...], list]:
         """(blocks, object refs of each block's DedupResult against the index, the blocks'
-        internal columns)."""
+        internal columns, object refs of each block's texts digest state)."""
         blocks, column, _, numbered = self._documents(data, text_col, None, "query")
+        offsets = block_offsets(blocks)
         shipped = ray.put(self.to_state())
-        return blocks, [_block_query.remote(b, shipped, column, return_band_keys)
-                        for b in blocks], ("grp",) if numbered else ()
+        asked = [_block_query.remote(b, shipped, column, return_band_keys, int(offsets[i]))
+                 for i, b in enumerate(blocks)]
+        return blocks, [a[0] for a in asked], ("grp",) if numbered else (), [a[1] for a in asked]
 
     # -- state: the local engine's index and its folder ------------------------------------------
     def to_state(self) -> LSHBloomState:
