@@ -58,7 +58,7 @@ def register(actions, add_model_arguments, records_output: Output) -> None:
     add.add_argument("--force", action="store_true",
                      help="add inputs even when the index absorbed the same documents before")
     add_model_arguments(add)
-    add_engine_arguments(add)
+    add_engine_arguments(add, ray=True)
     add.set_defaults(handler=run_index_add, parser_defaults=_defaults_of(add), outputs=(
         records_output, Output("index_dir", "INDEX_DIR", folder=True)))
 
@@ -133,7 +133,13 @@ def run_index_add(args: argparse.Namespace) -> int:
     from corpus_miner.dedup.generations import writing
 
     with writing(args.index_dir):  # another add waits: it must build on this one's generation
-        return _add_on_spark(args) if on_spark(args) else _add(args)
+        if on_spark(args):
+            return _add_on_spark(args)
+        if args.engine == "ray":
+            from corpus_miner.cli.ray_engine import run_index_add as run_on_ray
+
+            return run_on_ray(args)
+        return _add(args)
 
 
 def _add(args: argparse.Namespace) -> int:

@@ -258,6 +258,87 @@ def run_index_query(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_index_add(args: argparse.Namespace) -> int:
+    """index add: each file's digest computed where it is read (an input absorbed before is
+    refused before any band key is computed), the flags and the index's new generation by
+    RayLSHBloom (the local decisions on band keys from Ray tasks), the records written from a
+    checked second read; the output first, the index after it, as the local command."""
+    import time
+
+    import numpy as np
+
+    from corpus_miner.cli.common import note_read_stats, print_summary, shard_plan
+    from corpus_miner.cli.dedup_common import _model, _read, _selection
+    from corpus_miner.cli.index import _check_parameters, _index_exists, load_index
+    from corpus_miner.dedup.incremental import refuse_absorbed, snapshot_record
+    from corpus_miner.dedup.result import DedupResult
+    from corpus_miner.errors import InputError
+    from corpus_miner.io import ReadStats, write_records
+    from corpus_miner.io.digest import checked_reread
+    from corpus_miner.io.locations import display, is_remote
+    from corpus_miner.io.storage import current_storage_options
+
+    if is_remote(args.index_dir):
+        raise ParameterError("index add --engine ray writes a local index folder; add to an "
+                             "index at a URL with the local engine")
+    started = time.perf_counter()
+    existing = _index_exists(args.index_dir)
+    model = load_index(args.index_dir) if existing else _model(args)
+    if existing:
+        _check_parameters(args, args.parser_defaults, model)
+    else:
+        model.params.validated()
+    _connect(args)
+    from corpus_miner.ray.documents import input_blocks
+    from corpus_miner.ray.lshbloom import RayLSHBloom
+
+    with _errors():
+        read = input_blocks(args.inputs, args.text_field, args.id_field, args.skip_bad,
+                            current_storage_options())
+        sources = [source for source, _, _ in read.digests]
+        if len(set(sources)) < len(sources):
+            raise InputError("--engine ray digests each file once; a file is given twice (or "
+                             "inside two inputs): run it with the local engine")
+        inputs = [{"name": display(source), "digest": f"{value:016x}", "documents": documents}
+                  for source, value, documents in read.digests]
+        if existing and not args.force:
+            refuse_absorbed(model.snapshots_, inputs)
+        n_documents = sum(item["documents"] for item in inputs)
+        if not existing and not n_documents:
+            raise InputError("no documents in the inputs; nothing to index")
+        if args.add_what == "unique" and not existing and args.expected_items is None:
+            model.set_params(expected_items=max(n_documents, 1))  # sized by the first snapshot
+        on_ray = RayLSHBloom.from_state(model.to_state(), copy=False) if existing \
+            else RayLSHBloom(**model.get_params())
+        # a new index is sized by its first snapshot, as `dedup` sizes its filter, unless
+        # --expected-items or --add unique (then it grows from expected_items)
+        update = existing or args.expected_items is not None or args.add_what == "unique"
+        _, found, texts_read, _ = on_ray._decide(read.refs, "text", "id", update,
+                                                 args.add_what)
+    note_read_stats(args, read.stats)
+    named = [] if on_ray.mode_ == "minhash_lsh" else None
+    answer = DedupResult.concat(found or [DedupResult(np.zeros(0, bool), duplicate_of_id=named)])
+    duplicates = int(answer.is_duplicate.sum())
+
+    def tables():
+        start = 0
+        for batch in checked_reread(_read(args, ReadStats(), "writing"), texts_read,
+                                    "index add"):
+            part = answer.part(start, start + len(batch))
+            start += len(batch)
+            yield _selection(batch, part, args.annotate)
+
+    written = write_records(tables(), args.output,
+                            shards=shard_plan(args, total_rows=len(answer)))
+    added = len(answer) - duplicates if args.add_what == "unique" else len(answer)
+    on_ray.snapshots_.append(snapshot_record(inputs, len(answer), duplicates, added))
+    on_ray.save(args.index_dir)
+    print_summary("index add", documents=len(answer), duplicates=duplicates, written=written,
+                  indexed=on_ray.n_documents_, snapshots=len(on_ray.snapshots_),
+                  engine="ray", seconds=round(time.perf_counter() - started, 3))
+    return 0
+
+
 def add_ray_arguments(parser: argparse.ArgumentParser) -> None:
     """--engine local|ray and --address, for a command that runs locally or on Ray only."""
     group = parser.add_argument_group("engine")
