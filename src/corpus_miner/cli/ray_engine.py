@@ -1,10 +1,12 @@
-"""`--engine ray` for `phrases`, `report`, `clean` and `dedup`: the inputs read by Ray tasks with
-corpus-miner's reader, mined by RayBloomSpan, and every output written by the driver with the
-local writers (byte-identical to the local engine's). `report` and `clean` apply the phrases in
-Ray tasks too (ray.apply); `clean` reads the inputs a second time on the driver to write every
-record back, as the local command does. `--address` joins a running cluster; without it a local
-one is started with the cores of this machine. `dedup` computes the band keys in Ray tasks
-(ray.dedup) and decides with the local LSHBloom on the driver."""
+"""`--engine ray` for `phrases`, `report`, `clean`, `dedup` and `index build|add|query`: the inputs
+read by Ray tasks with corpus-miner's reader, mined by RayBloomSpan, and every output written by
+the driver with the local writers (byte-identical to the local engine's). `report` and `clean`
+apply the phrases in Ray tasks too (ray.apply); `clean` reads the inputs a second time on the
+driver to write every record back, as the local command does. `--address` joins a running
+cluster; without it a local one is started with the cores of this machine. `dedup`, `index
+build` and `index add` compute the band keys in Ray tasks (ray.dedup) and decide with the local
+LSHBloom on the driver; `index query` and `dedup --against` ask the indexes in Ray tasks
+(ray.lshbloom)."""
 
 from __future__ import annotations
 
@@ -125,7 +127,7 @@ def run_dedup(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     model = _model(args)
     params = model.params.validated()
-    from corpus_miner.cli.index import against_indexes
+    from corpus_miner.cli.dedup_common import against_indexes
 
     against = against_indexes(args)  # loaded before any work: a bad folder is one line
     sized = params.mode == "lshbloom" and args.expected_items is None
@@ -154,7 +156,7 @@ def run_dedup(args: argparse.Namespace) -> int:
                                      for k, i in zip(keys, ids, strict=True)]
                                     or [model.deduplicate([], update=True)])
     if against:
-        from corpus_miner.cli.index import with_matches
+        from corpus_miner.cli.dedup_common import with_matches
 
         answer = with_matches(answer, *matches)
     n_documents = len(answer)
@@ -216,8 +218,7 @@ def run_index_query(args: argparse.Namespace) -> int:
     import time
 
     from corpus_miner.cli.common import note_read_stats, print_summary, shard_plan
-    from corpus_miner.cli.dedup_common import _read, _selection
-    from corpus_miner.cli.index import load_index
+    from corpus_miner.cli.dedup_common import _read, _selection, load_index
     from corpus_miner.dedup.result import DedupResult
     from corpus_miner.io import ReadStats, write_records
     from corpus_miner.io.digest import OrderedDigest, checked_reread
@@ -268,8 +269,14 @@ def run_index_add(args: argparse.Namespace) -> int:
     import numpy as np
 
     from corpus_miner.cli.common import note_read_stats, print_summary, shard_plan
-    from corpus_miner.cli.dedup_common import _model, _read, _selection
-    from corpus_miner.cli.index import _check_parameters, _index_exists, load_index
+    from corpus_miner.cli.dedup_common import (
+        _check_parameters,
+        _index_exists,
+        _model,
+        _read,
+        _selection,
+        load_index,
+    )
     from corpus_miner.dedup.incremental import refuse_absorbed, snapshot_record
     from corpus_miner.dedup.result import DedupResult
     from corpus_miner.errors import InputError
@@ -316,7 +323,7 @@ def run_index_add(args: argparse.Namespace) -> int:
         _, found, texts_read, _ = on_ray._decide(read.refs, "text", "id", update,
                                                  args.add_what)
     note_read_stats(args, read.stats)
-    named = [] if on_ray.mode_ == "minhash_lsh" else None
+    named: list | None = [] if on_ray.mode_ == "minhash_lsh" else None
     answer = DedupResult.concat(found or [DedupResult(np.zeros(0, bool), duplicate_of_id=named)])
     duplicates = int(answer.is_duplicate.sum())
 
