@@ -63,7 +63,12 @@ def _estimators():
         from corpus_miner.spark import SparkBloomSpan, SparkLSHBloom
     except ImportError:  # without the spark extra
         return found
-    return [*found, SparkBloomSpan(sigma=3, min_length=4), SparkLSHBloom(num_perm=32)]
+    found += [SparkBloomSpan(sigma=3, min_length=4), SparkLSHBloom(num_perm=32)]
+    try:
+        from corpus_miner.ray import RayLSHBloom
+    except ImportError:  # without the ray extra
+        return found
+    return [*found, RayLSHBloom(num_perm=32, in_flight=4)]
 
 
 @pytest.mark.parametrize("estimator", _estimators(), ids=lambda e: type(e).__name__)

@@ -299,3 +299,20 @@ def test_spark_lshbloom_has_the_same_methods_with_the_same_arguments():
         on_spark = set(inspect.signature(getattr(SparkLSHBloom, name)).parameters)
         shared = {"update", "add", "return_band_keys"} & local
         assert shared <= on_spark, (name, shared - on_spark)
+
+
+def test_ray_lshbloom_has_the_same_methods_with_the_same_arguments():
+    pytest.importorskip("ray")
+    import inspect
+
+    from corpus_miner import LSHBloom
+    from corpus_miner.ray import RayLSHBloom
+
+    assert _public_methods(RayLSHBloom) == LSHBLOOM_METHODS | {"to_local", "from_local"}
+    for name in ("deduplicate", "query", "partial_fit"):
+        local = set(inspect.signature(getattr(LSHBloom, name)).parameters)
+        on_ray = set(inspect.signature(getattr(RayLSHBloom, name)).parameters)
+        shared = {"update", "add", "return_band_keys"} & local
+        assert shared <= on_ray, (name, shared - on_ray)
+    params = set(LSHBloom().get_params())
+    assert set(RayLSHBloom().get_params()) == params | {"in_flight"}

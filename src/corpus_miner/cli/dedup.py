@@ -117,6 +117,7 @@ def register(subparsers) -> None:
     add_record_output_argument(query)
     query.add_argument("--annotate", action="store_true",
                        help="keep every document and add is_duplicate (+ duplicate_of)")
+    add_ray_arguments(query)
     query.set_defaults(handler=run_index_query, outputs=(RECORDS_OUTPUT,),
                        extra_inputs=("index_dir",))
     index_actions.register(actions, _add_model_arguments, RECORDS_OUTPUT)
@@ -124,8 +125,6 @@ def register(subparsers) -> None:
 
 def run_dedup(args: argparse.Namespace) -> int:
     if on_spark(args):
-        if getattr(args, "against", None):
-            raise ParameterError("--against runs on the local engine (leave out --engine spark)")
         return _run_on_spark(args)
     if args.engine == "ray":
         from corpus_miner.cli.ray_engine import run_dedup as run_on_ray
@@ -222,6 +221,10 @@ def run_index_build(args: argparse.Namespace) -> int:
 
 
 def run_index_query(args: argparse.Namespace) -> int:
+    if args.engine == "ray":
+        from corpus_miner.cli.ray_engine import run_index_query as run_on_ray
+
+        return run_on_ray(args)
     from corpus_miner.io import ReadStats, write_records
 
     if args.shards is not None:
@@ -246,6 +249,32 @@ def run_index_query(args: argparse.Namespace) -> int:
     return 0
 
 
+def _spark_matches(indexes: list, ordered):
+    """cli.index.matches_against on Spark: (flagged, names) of the rows of `ordered` (in its
+    `order`) matching any of `indexes`, each queried read-only by SparkLSHBloom.query."""
+    import numpy as np
+
+    from corpus_miner.spark import SparkLSHBloom
+
+    flagged: np.ndarray | None = None
+    names: list = []
+    for index in indexes:
+        found = SparkLSHBloom.from_state(index.to_state(), copy=False).query(
+            ordered, text_col="text", id_col="id")
+        named = "duplicate_of" in found.columns
+        table = found.orderBy("order").select(
+            "is_duplicate", *(["duplicate_of"] if named else [])).toArrow()
+        hits = table.column("is_duplicate").to_numpy(zero_copy_only=False).astype(bool)
+        if flagged is None:
+            flagged, names = np.zeros(len(hits), bool), [None] * len(hits)
+        if named:
+            ids = table.column("duplicate_of").to_pylist()
+            for i in np.flatnonzero(hits & ~flagged):
+                names[i] = ids[i]
+        flagged |= hits
+    return flagged, names
+
+
 @engine.ending_the_jvm
 def _run_on_spark(args: argparse.Namespace) -> int:
     from corpus_miner.dedup.result import DedupResult
@@ -261,6 +290,7 @@ def _run_on_spark(args: argparse.Namespace) -> int:
                           max_shingles=args.max_shingles, sketch=args.sketch,
                           shingle_kind="word" if args.word_shingles else "char")
     model.params.validated()  # a bad parameter is one line before the JVM starts
+    against = index_actions.against_indexes(args)  # and a bad --against folder
     spark = engine.spark_session(args)
     with documents.one_line_errors():
         docs = engine.spark_documents(spark, args, digested=True)
@@ -271,11 +301,15 @@ def _run_on_spark(args: argparse.Namespace) -> int:
         columns = ["is_duplicate"] + (["duplicate_of"] if "duplicate_of" in result.columns
                                       else [])
         flags = result.select(*columns).toArrow()
+        matches = _spark_matches(against, ordered) if against else None
         note_read_stats(args, documents.read_stats(docs))
         texts_read = documents.read_digests(docs, "dedup")
     is_duplicate = flags.column("is_duplicate").to_numpy(zero_copy_only=False)
     duplicate_of = flags.column("duplicate_of").to_pylist() if len(columns) > 1 else None
     answer = DedupResult(is_duplicate, duplicate_of_id=duplicate_of)
+    if matches is not None:
+        answer = index_actions.with_matches(answer, *matches)
+        is_duplicate = answer.is_duplicate
     stats = ReadStats()
 
     def tables():

@@ -1,5 +1,6 @@
 """What `dedup` and the `index` actions share: the model from the options, reading the inputs,
-sizing a filter by them, and the records selected for writing."""
+sizing a filter by them, the records selected for writing, and the index folders (loading one,
+checking options against it, the read-only `--against` checks) every engine's command uses."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from corpus_miner.cli.common import (
     note_read_stats,
     rereadable,
 )
-from corpus_miner.errors import InputError
+from corpus_miner.errors import InputError, ParameterError
 from corpus_miner.io.formats import writes_jsonl
+from corpus_miner.io.locations import is_remote
 
 if TYPE_CHECKING:  # the others are imported by the commands that run: --help needs none of them
     from corpus_miner.dedup import LSHBloom
@@ -197,3 +199,91 @@ def save_built_index(args: argparse.Namespace, model: LSHBloom, inputs: list[dic
                   bands=model.bands_, rows=model.rows_, index_bytes=size,
                   seconds=round(time.perf_counter() - started, 3))
     return 0
+
+
+# argparse dest -> LSHBloom parameter, for the checks of `index add` against an existing index
+_MODEL_ARGUMENTS = {"threshold": "threshold", "num_perm": "num_perm", "mode": "mode",
+                    "num_bands": "num_bands", "fp_prob": "fp_prob", "sketch": "sketch",
+                    "shingle_size": "shingle_size", "expected_items": "expected_items",
+                    "seed": "seed", "max_shingles": "max_shingles",
+                    "word_shingles": "shingle_kind"}
+
+
+def load_index(location, mmap: bool = True) -> LSHBloom:
+    """The index at a path or URL (a URL is fetched first: its current generation only)."""
+    from corpus_miner.dedup import LSHBloom
+
+    if is_remote(location):
+        from corpus_miner.io.remote import local_copy
+
+        with local_copy(str(location)) as copy:
+            return LSHBloom.load(copy)
+    return LSHBloom.load(location, mmap=mmap)
+
+
+def _index_exists(location) -> bool:
+    from pathlib import Path
+
+    from corpus_miner.io.artefact import METADATA_FILE
+    from corpus_miner.io.locations import join, local_path
+
+    if is_remote(location):
+        from corpus_miner.io.storage import filesystem
+
+        fs, path = filesystem(join(location, METADATA_FILE))
+        return bool(fs.exists(path))
+    return (Path(local_path(location)) / METADATA_FILE).is_file()
+
+
+def _check_parameters(args: argparse.Namespace, parser_defaults: dict, model: LSHBloom) -> None:
+    """A model argument given with a value other than its default must agree with the index."""
+    from corpus_miner.dedup.params import canonical_mode
+
+    params = model.params_
+    for dest, name in _MODEL_ARGUMENTS.items():
+        value = getattr(args, dest)
+        if value == parser_defaults.get(dest):
+            continue
+        if dest == "word_shingles":
+            value = "word" if value else "char"
+        elif dest == "mode":
+            value = canonical_mode(value)
+        if value != getattr(params, name):
+            flag = "--" + dest.replace("_", "-")
+            raise ParameterError(f"{flag} {value!r} differs from the index's {name} "
+                                 f"{getattr(params, name)!r}: an index keeps the parameters it "
+                                 "was built with (leave the option out)")
+
+
+def against_indexes(args: argparse.Namespace) -> list:
+    """The --against indexes, loaded (memory-mapped) before any work."""
+    locations = getattr(args, "against", None) or ()
+    return [load_index(location) for location in locations]
+
+
+def matches_against(indexes: list, texts):
+    """(flagged, names) of documents matching any of `indexes`: names, the id of the matched
+    document of the first minhash_lsh index that names one (else None)."""
+    import numpy as np
+
+    flagged = np.zeros(len(texts), bool)
+    names: list = [None] * len(texts)
+    for index in indexes:
+        found = index.query(texts)
+        if found.duplicate_of_id is not None:
+            for i in np.flatnonzero(found.is_duplicate & ~flagged):
+                names[i] = found.duplicate_of_id[i]
+        flagged |= found.is_duplicate
+    return flagged, names
+
+
+def with_matches(result, flagged, names):
+    """A DedupResult with the --against matches flagged too; in minhash_lsh, duplicate_of
+    names the index's document where the input had no earlier match."""
+    from corpus_miner.dedup.result import DedupResult
+
+    ids = None
+    if result.duplicate_of_id is not None:
+        ids = [own if own is not None else other
+               for own, other in zip(result.duplicate_of_id, names)]
+    return DedupResult(result.is_duplicate | flagged, result.duplicate_of, ids, result.cluster)

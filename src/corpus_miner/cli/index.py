@@ -15,6 +15,14 @@ import time
 from typing import TYPE_CHECKING
 
 from corpus_miner.cli.common import add_input_arguments, add_record_output_argument, print_summary
+from corpus_miner.cli.dedup_common import (  # noqa: F401 - the index helpers, named here too
+    _check_parameters,
+    _index_exists,
+    against_indexes,
+    load_index,
+    matches_against,
+    with_matches,
+)
 from corpus_miner.cli.engine import add_engine_arguments, ending_the_jvm, on_spark
 from corpus_miner.cli.outputs import Output
 from corpus_miner.errors import InputError, ParameterError
@@ -22,14 +30,6 @@ from corpus_miner.io.locations import display, is_remote
 
 if TYPE_CHECKING:
     from corpus_miner.dedup import LSHBloom
-
-# argparse dest -> LSHBloom parameter, for the checks of `index add` against an existing index
-_MODEL_ARGUMENTS = {"threshold": "threshold", "num_perm": "num_perm", "mode": "mode",
-                    "num_bands": "num_bands", "fp_prob": "fp_prob", "sketch": "sketch",
-                    "shingle_size": "shingle_size", "expected_items": "expected_items",
-                    "seed": "seed", "max_shingles": "max_shingles",
-                    "word_shingles": "shingle_kind"}
-
 
 def register(actions, add_model_arguments, records_output: Output) -> None:
     """The add, merge and info actions of `corpus-miner index`."""
@@ -58,7 +58,7 @@ def register(actions, add_model_arguments, records_output: Output) -> None:
     add.add_argument("--force", action="store_true",
                      help="add inputs even when the index absorbed the same documents before")
     add_model_arguments(add)
-    add_engine_arguments(add)
+    add_engine_arguments(add, ray=True)
     add.set_defaults(handler=run_index_add, parser_defaults=_defaults_of(add), outputs=(
         records_output, Output("index_dir", "INDEX_DIR", folder=True)))
 
@@ -83,57 +83,17 @@ def register(actions, add_model_arguments, records_output: Output) -> None:
     info.set_defaults(handler=run_index_info, outputs=())
 
 
-def load_index(location, mmap: bool = True) -> LSHBloom:
-    """The index at a path or URL (a URL is fetched first: its current generation only)."""
-    from corpus_miner.dedup import LSHBloom
-
-    if is_remote(location):
-        from corpus_miner.io.remote import local_copy
-
-        with local_copy(str(location)) as copy:
-            return LSHBloom.load(copy)
-    return LSHBloom.load(location, mmap=mmap)
-
-
-def _index_exists(location) -> bool:
-    from pathlib import Path
-
-    from corpus_miner.io.artefact import METADATA_FILE
-    from corpus_miner.io.locations import join, local_path
-
-    if is_remote(location):
-        from corpus_miner.io.storage import filesystem
-
-        fs, path = filesystem(join(location, METADATA_FILE))
-        return bool(fs.exists(path))
-    return (Path(local_path(location)) / METADATA_FILE).is_file()
-
-
-def _check_parameters(args: argparse.Namespace, parser_defaults: dict, model: LSHBloom) -> None:
-    """A model argument given with a value other than its default must agree with the index."""
-    from corpus_miner.dedup.params import canonical_mode
-
-    params = model.params_
-    for dest, name in _MODEL_ARGUMENTS.items():
-        value = getattr(args, dest)
-        if value == parser_defaults.get(dest):
-            continue
-        if dest == "word_shingles":
-            value = "word" if value else "char"
-        elif dest == "mode":
-            value = canonical_mode(value)
-        if value != getattr(params, name):
-            flag = "--" + dest.replace("_", "-")
-            raise ParameterError(f"{flag} {value!r} differs from the index's {name} "
-                                 f"{getattr(params, name)!r}: an index keeps the parameters it "
-                                 "was built with (leave the option out)")
-
-
 def run_index_add(args: argparse.Namespace) -> int:
     from corpus_miner.dedup.generations import writing
 
     with writing(args.index_dir):  # another add waits: it must build on this one's generation
-        return _add_on_spark(args) if on_spark(args) else _add(args)
+        if on_spark(args):
+            return _add_on_spark(args)
+        if args.engine == "ray":
+            from corpus_miner.cli.ray_engine import run_index_add as run_on_ray
+
+            return run_on_ray(args)
+        return _add(args)
 
 
 def _add(args: argparse.Namespace) -> int:
@@ -341,40 +301,6 @@ def add_against_argument(parser: argparse.ArgumentParser) -> None:
                         help="also drop documents that match any of these indexes (read-only; "
                              "e.g. benchmark sets to decontaminate against, or earlier snapshots "
                              "not merged into one index)")
-
-
-def against_indexes(args: argparse.Namespace) -> list:
-    """The --against indexes, loaded (memory-mapped) before any work."""
-    locations = getattr(args, "against", None) or ()
-    return [load_index(location) for location in locations]
-
-
-def matches_against(indexes: list, texts):
-    """(flagged, names) of documents matching any of `indexes`: names, the id of the matched
-    document of the first minhash_lsh index that names one (else None)."""
-    import numpy as np
-
-    flagged = np.zeros(len(texts), bool)
-    names: list = [None] * len(texts)
-    for index in indexes:
-        found = index.query(texts)
-        if found.duplicate_of_id is not None:
-            for i in np.flatnonzero(found.is_duplicate & ~flagged):
-                names[i] = found.duplicate_of_id[i]
-        flagged |= found.is_duplicate
-    return flagged, names
-
-
-def with_matches(result, flagged, names):
-    """A DedupResult with the --against matches flagged too; in minhash_lsh, duplicate_of
-    names the index's document where the input had no earlier match."""
-    from corpus_miner.dedup.result import DedupResult
-
-    ids = None
-    if result.duplicate_of_id is not None:
-        ids = [own if own is not None else other
-               for own, other in zip(result.duplicate_of_id, names)]
-    return DedupResult(result.is_duplicate | flagged, result.duplicate_of, ids, result.cluster)
 
 
 def _defaults_of(parser: argparse.ArgumentParser) -> dict:

@@ -1,10 +1,12 @@
-"""`--engine ray` for `phrases`, `report`, `clean` and `dedup`: the inputs read by Ray tasks with
-corpus-miner's reader, mined by RayBloomSpan, and every output written by the driver with the
-local writers (byte-identical to the local engine's). `report` and `clean` apply the phrases in
-Ray tasks too (ray.apply); `clean` reads the inputs a second time on the driver to write every
-record back, as the local command does. `--address` joins a running cluster; without it a local
-one is started with the cores of this machine. `dedup` computes the band keys in Ray tasks
-(ray.dedup) and decides with the local LSHBloom on the driver."""
+"""`--engine ray` for `phrases`, `report`, `clean`, `dedup` and `index build|add|query`: the inputs
+read by Ray tasks with corpus-miner's reader, mined by RayBloomSpan, and every output written by
+the driver with the local writers (byte-identical to the local engine's). `report` and `clean`
+apply the phrases in Ray tasks too (ray.apply); `clean` reads the inputs a second time on the
+driver to write every record back, as the local command does. `--address` joins a running
+cluster; without it a local one is started with the cores of this machine. `dedup`, `index
+build` and `index add` compute the band keys in Ray tasks (ray.dedup) and decide with the local
+LSHBloom on the driver; `index query` and `dedup --against` ask the indexes in Ray tasks
+(ray.lshbloom)."""
 
 from __future__ import annotations
 
@@ -125,8 +127,9 @@ def run_dedup(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     model = _model(args)
     params = model.params.validated()
-    if getattr(args, "against", None):
-        raise ParameterError("--against runs on the local engine (leave out --engine ray)")
+    from corpus_miner.cli.dedup_common import against_indexes
+
+    against = against_indexes(args)  # loaded before any work: a bad folder is one line
     sized = params.mode == "lshbloom" and args.expected_items is None
     if args.shards is not None and not sized:
         raise ParameterError("--shards N needs the number of documents before writing, and "
@@ -141,6 +144,7 @@ def run_dedup(args: argparse.Namespace) -> int:
         read = input_blocks(args.inputs, args.text_field, args.id_field, args.skip_bad,
                             current_storage_options())
         keys, ids, texts_read = block_keys(read.refs, params)
+        matches = matches_on_ray(against, read.refs)
     from corpus_miner.cli.common import note_read_stats
 
     note_read_stats(args, read.stats)
@@ -151,6 +155,10 @@ def run_dedup(args: argparse.Namespace) -> int:
         answer = DedupResult.concat([model._deduplicate_keys(k, i, update=True)
                                      for k, i in zip(keys, ids, strict=True)]
                                     or [model.deduplicate([], update=True)])
+    if against:
+        from corpus_miner.cli.dedup_common import with_matches
+
+        answer = with_matches(answer, *matches)
     n_documents = len(answer)
 
     def tables():
@@ -170,6 +178,171 @@ def run_dedup(args: argparse.Namespace) -> int:
           f"one (similarity >= {model.threshold:g}, {model.mode_}, Ray); {written:,} written"
           f"{' with is_duplicate' if args.annotate else ''} to {args.output} in "
           f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return 0
+
+
+def matches_on_ray(indexes: list, blocks: list):
+    """cli.index.matches_against on Ray: (flagged, names) of the blocks' documents matching
+    any of `indexes` (each shipped to the tasks once and queried there, read-only)."""
+    import numpy as np
+
+    from corpus_miner.dedup.result import DedupResult
+    from corpus_miner.ray.lshbloom import RayLSHBloom
+
+    n = None
+    flagged: np.ndarray = np.zeros(0, bool)
+    names: list = []
+    for index in indexes:
+        _, refs, _, _ = RayLSHBloom.from_state(index.to_state(), copy=False)._query_blocks(
+            blocks, "text")
+        found = DedupResult.concat(ray_get(refs) or [index.query([])])
+        if n is None:
+            n = len(found)
+            flagged, names = np.zeros(n, bool), [None] * n
+        if found.duplicate_of_id is not None:
+            for i in np.flatnonzero(found.is_duplicate & ~flagged):
+                names[i] = found.duplicate_of_id[i]
+        flagged |= found.is_duplicate
+    return flagged, names
+
+
+def ray_get(refs: list) -> list:
+    import ray
+
+    return ray.get(refs)
+
+
+def run_index_query(args: argparse.Namespace) -> int:
+    """index query: every block asked against the index in a Ray task (the index shipped
+    once), the records written from a checked second read of the inputs on the driver."""
+    import time
+
+    from corpus_miner.cli.common import note_read_stats, print_summary, shard_plan
+    from corpus_miner.cli.dedup_common import _read, _selection, load_index
+    from corpus_miner.dedup.result import DedupResult
+    from corpus_miner.io import ReadStats, write_records
+    from corpus_miner.io.digest import OrderedDigest, checked_reread
+    from corpus_miner.io.storage import current_storage_options
+
+    if args.shards is not None:
+        raise ParameterError("--shards N needs the number of documents before writing, and "
+                             "index query streams: use --shard-size")
+    started = time.perf_counter()
+    model = load_index(args.index_dir)
+    _connect(args)
+    from corpus_miner.ray.documents import input_blocks
+    from corpus_miner.ray.lshbloom import RayLSHBloom
+
+    with _errors():
+        read = input_blocks(args.inputs, args.text_field, args.id_field, args.skip_bad,
+                            current_storage_options())
+        _, refs, _, digests = RayLSHBloom.from_state(model.to_state(), copy=False) \
+            ._query_blocks(read.refs, "text")
+        answer = DedupResult.concat(ray_get(refs) or [model.query([])])
+        texts_read = OrderedDigest()
+        for documents, value in ray_get(digests):
+            texts_read.combine(value, documents)
+    note_read_stats(args, read.stats)
+
+    def tables():
+        start = 0
+        for batch in checked_reread(_read(args, ReadStats(), "writing"), texts_read.state(),
+                                    "index query"):
+            part = answer.part(start, start + len(batch))
+            start += len(batch)
+            yield _selection(batch, part, args.annotate)
+
+    written = write_records(tables(), args.output, shards=shard_plan(args))
+    print_summary("index query", documents=len(answer), duplicates=int(answer.is_duplicate.sum()),
+                  written=written, indexed=model.n_documents_, mode=model.params_.mode,
+                  engine="ray", seconds=round(time.perf_counter() - started, 3))
+    return 0
+
+
+def run_index_add(args: argparse.Namespace) -> int:
+    """index add: each file's digest computed where it is read (an input absorbed before is
+    refused before any band key is computed), the flags and the index's new generation by
+    RayLSHBloom (the local decisions on band keys from Ray tasks), the records written from a
+    checked second read; the output first, the index after it, as the local command."""
+    import time
+
+    import numpy as np
+
+    from corpus_miner.cli.common import note_read_stats, print_summary, shard_plan
+    from corpus_miner.cli.dedup_common import (
+        _check_parameters,
+        _index_exists,
+        _model,
+        _read,
+        _selection,
+        load_index,
+    )
+    from corpus_miner.dedup.incremental import refuse_absorbed, snapshot_record
+    from corpus_miner.dedup.result import DedupResult
+    from corpus_miner.errors import InputError
+    from corpus_miner.io import ReadStats, write_records
+    from corpus_miner.io.digest import checked_reread
+    from corpus_miner.io.locations import display, is_remote
+    from corpus_miner.io.storage import current_storage_options
+
+    if is_remote(args.index_dir):
+        raise ParameterError("index add --engine ray writes a local index folder; add to an "
+                             "index at a URL with the local engine")
+    started = time.perf_counter()
+    existing = _index_exists(args.index_dir)
+    model = load_index(args.index_dir) if existing else _model(args)
+    if existing:
+        _check_parameters(args, args.parser_defaults, model)
+    else:
+        model.params.validated()
+    _connect(args)
+    from corpus_miner.ray.documents import input_blocks
+    from corpus_miner.ray.lshbloom import RayLSHBloom
+
+    with _errors():
+        read = input_blocks(args.inputs, args.text_field, args.id_field, args.skip_bad,
+                            current_storage_options())
+        sources = [source for source, _, _ in read.digests]
+        if len(set(sources)) < len(sources):
+            raise InputError("--engine ray digests each file once; a file is given twice (or "
+                             "inside two inputs): run it with the local engine")
+        inputs = [{"name": display(source), "digest": f"{value:016x}", "documents": documents}
+                  for source, value, documents in read.digests]
+        if existing and not args.force:
+            refuse_absorbed(model.snapshots_, inputs)
+        n_documents = sum(item["documents"] for item in inputs)
+        if not existing and not n_documents:
+            raise InputError("no documents in the inputs; nothing to index")
+        if args.add_what == "unique" and not existing and args.expected_items is None:
+            model.set_params(expected_items=max(n_documents, 1))  # sized by the first snapshot
+        on_ray = RayLSHBloom.from_state(model.to_state(), copy=False) if existing \
+            else RayLSHBloom(**model.get_params())
+        # a new index is sized by its first snapshot, as `dedup` sizes its filter, unless
+        # --expected-items or --add unique (then it grows from expected_items)
+        update = existing or args.expected_items is not None or args.add_what == "unique"
+        _, found, texts_read, _ = on_ray._decide(read.refs, "text", "id", update,
+                                                 args.add_what)
+    note_read_stats(args, read.stats)
+    named: list | None = [] if on_ray.mode_ == "minhash_lsh" else None
+    answer = DedupResult.concat(found or [DedupResult(np.zeros(0, bool), duplicate_of_id=named)])
+    duplicates = int(answer.is_duplicate.sum())
+
+    def tables():
+        start = 0
+        for batch in checked_reread(_read(args, ReadStats(), "writing"), texts_read,
+                                    "index add"):
+            part = answer.part(start, start + len(batch))
+            start += len(batch)
+            yield _selection(batch, part, args.annotate)
+
+    written = write_records(tables(), args.output,
+                            shards=shard_plan(args, total_rows=len(answer)))
+    added = len(answer) - duplicates if args.add_what == "unique" else len(answer)
+    on_ray.snapshots_.append(snapshot_record(inputs, len(answer), duplicates, added))
+    on_ray.save(args.index_dir)
+    print_summary("index add", documents=len(answer), duplicates=duplicates, written=written,
+                  indexed=on_ray.n_documents_, snapshots=len(on_ray.snapshots_),
+                  engine="ray", seconds=round(time.perf_counter() - started, 3))
     return 0
 
 

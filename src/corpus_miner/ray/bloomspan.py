@@ -11,7 +11,6 @@ any number of blocks, and a retried task recomputes the same blobs.
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 
@@ -19,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from corpus_miner._extras import require
-from corpus_miner.errors import InputError, ParameterError
+from corpus_miner.errors import ParameterError
 from corpus_miner.estimator import Estimator
 from corpus_miner.phrases.distributed.stages import Plan
 from corpus_miner.phrases.params import PhraseParams
@@ -28,7 +27,11 @@ from corpus_miner.phrases.result import PhraseTable
 ray = require("ray", "ray", "the Ray engine")
 
 from corpus_miner.ray import tasks  # noqa: E402
-from corpus_miner.ray.documents import one_line_errors  # noqa: E402
+from corpus_miner.ray.documents import (  # noqa: E402
+    blocks_of,
+    input_paths,
+    one_line_errors,
+)
 
 
 class RayBloomSpan(Estimator):
@@ -107,7 +110,7 @@ class RayBloomSpan(Estimator):
         plan = self._plan()
         started = time.perf_counter()
         with one_line_errors():
-            blocks, column, _ = _blocks(data, text_col, id_col, "RayBloomSpan.fit")
+            blocks, column, _ = blocks_of(data, text_col, id_col, "RayBloomSpan.fit")
             table, stats = _mine(blocks, column, plan, float(self.filter_fp))
         stats.update(algorithm="ray-bloomspan", sigma=plan.sigma, min_length=plan.min_length,
                      blocks=len(blocks), buckets=plan.buckets,
@@ -138,11 +141,11 @@ class RayBloomSpan(Estimator):
         self.check_is_fitted()
         text_col, id_col = text_col or self.text_col_, id_col or self.id_col_
         with one_line_errors():
-            blocks, column, ids = _blocks(data, text_col, id_col, "RayBloomSpan.coverage",
+            blocks, column, ids = blocks_of(data, text_col, id_col, "RayBloomSpan.coverage",
                                           keep_ids=True)
             shipped = ship(self.phrases_, self.min_length)
             firsts: list = [None] * len(blocks)
-            if _paths(data) is not None:  # document blocks: rows without an id are numbered
+            if input_paths(data) is not None:  # document blocks: rows without an id are numbered
                 from corpus_miner.ray.documents import block_offsets
 
                 firsts = [int(x) for x in block_offsets(blocks)[:-1]]
@@ -178,9 +181,9 @@ class RayBloomSpan(Estimator):
         text_col, id_col = text_col or self.text_col_, id_col or self.id_col_
         group = parse_group_by(group_by)
         with one_line_errors():
-            blocks, column, ids = _blocks(data, text_col, id_col, "RayBloomSpan.report",
+            blocks, column, ids = blocks_of(data, text_col, id_col, "RayBloomSpan.report",
                                           group_by=group, keep_ids=True)
-            inputs = _paths(data)
+            inputs = input_paths(data)
             if inputs is None:
                 blocks = shaped_blocks(blocks, column, ids, group)
             return documents_report(blocks, self.phrases_, self.sigma, self.min_length,
@@ -217,10 +220,10 @@ class RayBloomSpan(Estimator):
         self.check_is_fitted()
         text_col = text_col or self.text_col_
         filled = check_mode(mode, mask_text)
-        if _paths(data) is not None:
+        if input_paths(data) is not None:
             return self._clean_inputs(data, mode, filled, output)
         with one_line_errors():
-            blocks, column, _ = _blocks(data, text_col, None, "RayBloomSpan.clean")
+            blocks, column, _ = blocks_of(data, text_col, None, "RayBloomSpan.clean")
             shipped = ship(self.phrases_, self.min_length)
             refs = [clean_block.remote(b, shipped, column, mode, filled) for b in blocks]
             ray.wait(refs, num_returns=len(refs), fetch_local=False)
@@ -242,7 +245,7 @@ class RayBloomSpan(Estimator):
         source = documents(data, text_col=self.text_col_, id_col=self.id_col_ or "id",
                            where="RayBloomSpan.clean")
         with one_line_errors():
-            blocks, _, _ = _blocks(data, self.text_col_, self.id_col_, "RayBloomSpan.clean")
+            blocks, _, _ = blocks_of(data, self.text_col_, self.id_col_, "RayBloomSpan.clean")
             cleaner, share = inputs_cleaner(blocks, self.phrases_, self.min_length, mode=mode,
                                             mask_text=mask_text)
         if output is None:
@@ -257,61 +260,6 @@ class RayBloomSpan(Estimator):
 def _started() -> None:
     if not ray.is_initialized():
         ray.init()
-
-
-def _paths(data) -> list[str] | None:
-    """The input paths of `data` when it names files (corpus_miner.sources), else None."""
-    if isinstance(data, (str, os.PathLike)) or (
-            isinstance(data, (list, tuple)) and data
-            and all(isinstance(p, os.PathLike) for p in data)):
-        from corpus_miner.sources import documents
-
-        source = documents(data, where="RayBloomSpan")
-        if source.kind == "paths":
-            return [str(p) for p in source.paths or ()]
-    return None
-
-
-def _blocks(data, text_col: str, id_col: str | None, where: str,
-            group_by: tuple[str, bool] | None = None, keep_ids: bool = False
-            ) -> tuple[list, str, str | None]:
-    """(object refs of Arrow tables, one per partition; their text column; their id column or
-    None). Paths are read in the workers into document blocks (ray.documents)."""
-    if isinstance(data, ray.data.Dataset):
-        columns = data.columns()
-        if text_col not in columns:
-            raise InputError(f"{where}: no column {text_col!r} (columns: {', '.join(columns)})")
-        return list(data.to_arrow_refs()), text_col, \
-            id_col if keep_ids and id_col in columns else None
-    if isinstance(data, (list, tuple)) and data and all(
-            isinstance(p, (ray.ObjectRef, pa.Array, pa.ChunkedArray)) for p in data):
-        refs = [p if isinstance(p, ray.ObjectRef) else ray.put(pa.table({text_col: p}))
-                for p in data]  # an object ref: a block already in the object store
-        return refs, text_col, None
-    if isinstance(data, (list, tuple)) and data and any(
-            isinstance(p, (ray.ObjectRef, pa.Array, pa.ChunkedArray)) for p in data):
-        raise InputError(f"{where} takes a list of pyarrow string arrays or of object refs, "
-                         "not a mix with other values")
-    from corpus_miner.sources import documents
-
-    source = documents(data, text_col=text_col, id_col=id_col or "id", where=where)
-    if source.kind == "corpus":
-        raise InputError(f"{where}: a TokenCorpus keeps no text for Ray to read; pass the "
-                         "documents (a ray.data.Dataset, paths, Arrow data or texts)")
-    if source.kind == "paths":
-        from corpus_miner.io.storage import current_storage_options
-        from corpus_miner.ray.documents import input_blocks
-
-        read = input_blocks(source.paths, source.text_col, source.id_col, False,
-                            current_storage_options(), group_by)
-        return read.refs, "text", "id"
-    table = source.held().table
-    assert table is not None  # Arrow data, or texts as a table
-    if text_col not in table.column_names:
-        raise InputError(f"{where}: no column {text_col!r} (columns: "
-                         f"{', '.join(table.column_names)})")
-    return [ray.put(table)], text_col, \
-        id_col if keep_ids and id_col in table.column_names else None
 
 
 def _mine(blocks: list, text_col: str, plan: Plan, filter_fp: float

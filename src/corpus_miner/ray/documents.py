@@ -10,6 +10,7 @@ blocks are in input order, so a document's global index is its block's offset pl
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -99,6 +100,61 @@ def input_blocks(inputs, text_field: str = "text", id_field: str = "id",
             setattr(stats, name, getattr(stats, name) + value)
         digests += last["digests"]
     return InputBlocks(refs, stats, digests)
+
+
+def input_paths(data) -> list[str] | None:
+    """The input paths of `data` when it names files (corpus_miner.sources), else None."""
+    if isinstance(data, (str, os.PathLike)) or (
+            isinstance(data, (list, tuple)) and data
+            and all(isinstance(p, os.PathLike) for p in data)):
+        from corpus_miner.sources import documents
+
+        source = documents(data, where="RayBloomSpan")
+        if source.kind == "paths":
+            return [str(p) for p in source.paths or ()]
+    return None
+
+
+def blocks_of(data, text_col: str, id_col: str | None, where: str,
+              group_by: tuple[str, bool] | None = None, keep_ids: bool = False
+              ) -> tuple[list, str, str | None]:
+    """(object refs of Arrow tables, one per partition; their text column; their id column or
+    None). Paths are read in the workers into document blocks (ray.documents)."""
+    if isinstance(data, ray.data.Dataset):
+        columns = data.columns()
+        if text_col not in columns:
+            raise InputError(f"{where}: no column {text_col!r} (columns: {', '.join(columns)})")
+        return list(data.to_arrow_refs()), text_col, \
+            id_col if keep_ids and id_col in columns else None
+    if isinstance(data, (list, tuple)) and data and all(
+            isinstance(p, (ray.ObjectRef, pa.Array, pa.ChunkedArray)) for p in data):
+        refs = [p if isinstance(p, ray.ObjectRef) else ray.put(pa.table({text_col: p}))
+                for p in data]  # an object ref: a block already in the object store
+        return refs, text_col, None
+    if isinstance(data, (list, tuple)) and data and any(
+            isinstance(p, (ray.ObjectRef, pa.Array, pa.ChunkedArray)) for p in data):
+        raise InputError(f"{where} takes a list of pyarrow string arrays or of object refs, "
+                         "not a mix with other values")
+    from corpus_miner.sources import documents
+
+    source = documents(data, text_col=text_col, id_col=id_col or "id", where=where)
+    if source.kind == "corpus":
+        raise InputError(f"{where}: a TokenCorpus keeps no text for Ray to read; pass the "
+                         "documents (a ray.data.Dataset, paths, Arrow data or texts)")
+    if source.kind == "paths":
+        from corpus_miner.io.storage import current_storage_options
+        from corpus_miner.ray.documents import input_blocks
+
+        read = input_blocks(source.paths, source.text_col, source.id_col, False,
+                            current_storage_options(), group_by)
+        return read.refs, "text", "id"
+    table = source.held().table
+    assert table is not None  # Arrow data, or texts as a table
+    if text_col not in table.column_names:
+        raise InputError(f"{where}: no column {text_col!r} (columns: "
+                         f"{', '.join(table.column_names)})")
+    return [ray.put(table)], text_col, \
+        id_col if keep_ids and id_col in table.column_names else None
 
 
 @ray.remote
