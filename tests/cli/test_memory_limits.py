@@ -174,3 +174,25 @@ def test_the_command_line_keeps_scipy_out(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("crash, code, shown", [
+    ("raise ValueError('a bug of its own')", 1, "ValueError: a bug of its own"),
+    ("raise MemoryError()", 2, "out of memory"),
+    ("import os; os.abort()", 2, "out of memory")])
+def test_only_a_failed_allocation_is_reported_as_out_of_memory(tmp_path, monkeypatch, capfd,
+                                                               crash, code, shown):
+    """The watching parent names the memory only when the child died of a signal or of an error
+    that names a failed allocation; any other traceback is passed through with its exit code.
+    The child here is a stand-in interpreter that crashes as told, in place of the command."""
+    from corpus_miner.cli import supervise
+
+    stand_in = tmp_path / "python"
+    stand_in.write_text(f"#!{sys.executable}\n{crash}\n")
+    stand_in.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(stand_in))
+    assert supervise.run_supervised(["phrases"]) == code
+    err = capfd.readouterr().err
+    assert shown in err
+    if code == 1:
+        assert "Traceback (most recent call last)" in err and "out of memory" not in err

@@ -30,6 +30,11 @@ CHILD = "CORPUS_MINER_SUPERVISED"
 _HELD_FROM = (b"Traceback (most recent call last)", b"LLVM ERROR", b"Fatal Python error",
               b"terminate called", b"Allocation failed")
 _FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+# What a child that ran out of memory leaves in its held stderr; any other uncaught error is a
+# bug or a bad input of its own and is passed through as it is.
+_OUT_OF_MEMORY = ("MemoryError", "SystemError", "LLVM ERROR", "Allocation failed",
+                  "terminate called", "Cannot allocate memory", "can't start new thread",
+                  "std::bad_alloc")
 
 
 def address_space_limit() -> int | None:
@@ -44,10 +49,27 @@ def needs_supervision() -> bool:
 
 def run_supervised(argv: list[str]) -> int:
     """Run `corpus-miner argv` in a child process; its exit code, or 2 with one line when it
-    crashed (a signal, or an uncaught error) under the limit."""
+    ran out of memory (a signal, or an error that names a failed allocation)."""
     fd, listing = tempfile.mkstemp(prefix="corpus-miner-", suffix=".temporaries")
     os.close(fd)
     env = dict(os.environ, **{CHILD: "1", TEMPORARIES_ENV: listing})
+    # Handlers go in before the child starts, so that a SIGTERM arriving in between is not lost
+    # (it would kill this parent and orphan the child): one that comes before the child exists
+    # is kept and passed on as soon as it does.
+    # Ctrl-C reaches the child from the terminal's process group; a second SIGINT from here
+    # would interrupt its clean-up. Signals sent to this process alone are passed on.
+    started: list[subprocess.Popen] = []
+    early: list[int] = []
+
+    def forward(signum: int, _frame: object) -> None:
+        if started:
+            started[0].send_signal(signum)
+        else:
+            early.append(signum)
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for forwarded in _FORWARDED:
+        signal.signal(forwarded, forward)
     try:
         child = subprocess.Popen([sys.executable, "-m", "corpus_miner", *argv], env=env,
                                  stderr=subprocess.PIPE)
@@ -55,12 +77,11 @@ def run_supervised(argv: list[str]) -> int:
         _remove(listing)
         print(f"corpus-miner: error: {out_of_memory()}", file=sys.stderr)
         return 2
-    # Ctrl-C reaches the child from the terminal's process group; a second SIGINT from here
-    # would interrupt its clean-up. Signals sent to this process alone are passed on.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for signum in _FORWARDED:
-        signal.signal(signum, lambda s, _f: child.send_signal(s))
-    held = _relay(child)
+    started.append(child)
+    for pending in early:
+        child.send_signal(pending)
+    with child.stderr:  # type: ignore[union-attr]
+        held = _relay(child)
     code = child.wait()
     try:
         if code in (0, 2) or not _crashed(code, held):
@@ -98,9 +119,8 @@ def _relay(child: subprocess.Popen) -> str:
 
 
 def _crashed(code: int, held: str) -> bool:
-    """A signal (abort, kill) or an uncaught Python error: under an address-space limit both
-    are the limit's doing (a bug shows itself the same way without the limit)."""
-    return code < 0 or bool(held)
+    """Out of memory: a signal (abort, kill), or held text that names a failed allocation."""
+    return code < 0 or any(marker in held for marker in _OUT_OF_MEMORY)
 
 
 def _remove_temporaries(listing: str) -> None:
