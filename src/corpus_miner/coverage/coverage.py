@@ -96,18 +96,18 @@ class PhraseTables:
 
     def occurrences(self, tokens: np.ndarray, doc_offsets: np.ndarray,
                     window_starts: np.ndarray = _NO_MARKS,
-                    line_starts: CorpusLines | None = None) -> Occurrences:
+                    lines: CorpusLines | None = None) -> Occurrences:
         """Every full occurrence of every phrase (overlaps included), in corpus order; of a
         whole-line phrase, every standing-alone line equal to it, of an edge phrase every line
-        of which it is an edge piece at its side (line_starts: the corpus's).
+        of which it is an edge piece at its side (lines: the corpus's line structure).
         window_starts: mark_windows's mask, to look phrases up only where a window starts."""
         ordinary = self._ordinary_occurrences(tokens, doc_offsets, window_starts)
         if self._line_table is None:
             return ordinary
-        if line_starts is None:
+        if lines is None:
             raise InputError("whole-line and edge phrases need the corpus's line starts "
                              "(tokenize the original documents again)")
-        phrase, doc, start = line_starts.matches(tokens, doc_offsets, self._line_table)
+        phrase, doc, start = lines.matches(tokens, doc_offsets, self._line_table)
         phrase = np.concatenate([ordinary.phrase, self._line_index[phrase]]).astype(np.int64)
         doc = np.concatenate([ordinary.doc, doc]).astype(np.int64)
         start = np.concatenate([ordinary.start, start]).astype(np.int64)
@@ -142,12 +142,12 @@ class PhraseTables:
         return Occurrences(self._ordinary_index[occ.phrase], occ.doc, occ.start)
 
     def mined(self, tokens: np.ndarray, doc_offsets: np.ndarray,
-              line_starts: CorpusLines | None = None
+              lines: CorpusLines | None = None
               ) -> tuple[np.ndarray, np.ndarray, Occurrences]:
         """(covered mask, covered tokens attributed to each phrase, full occurrences) with the
         table in canonical order (index = attribution rank; module docstring). Each pass runs
         on ranges of documents, on threads. Whole-line phrases cover their whole-line
-        occurrences (line_starts: the corpus's)."""
+        occurrences (lines: the corpus's line structure)."""
         tokens, doc_offsets = read_only(tokens), read_only(doc_offsets)  # one type: a corpus's
         slots, slot_hash, window_pos, window_owner, window_filter = self._windows
         window = self.min_length  # set, with the window table, by __init__
@@ -160,7 +160,7 @@ class PhraseTables:
             window_filter, self.phrase_tokens, covered), n_docs, threads)
         # phrases start where their first window does, if none is shorter than a window
         occ = self.occurrences(tokens, doc_offsets,
-                               covered if self.k >= window else _NO_MARKS, line_starts)
+                               covered if self.k >= window else _NO_MARKS, lines)
         lengths = self.table.lengths
         in_full, by_full = kernels.cover_by_occurrences(
             len(tokens), occ.start, lengths[occ.phrase].astype(np.int64), occ.phrase,
@@ -213,7 +213,7 @@ class CorpusLines:
         return phrase[order], doc[order], start[order]
 
 
-def corpus_line_starts(corpus, table: PhraseTable) -> CorpusLines | None:
+def line_structure(corpus, table: PhraseTable) -> CorpusLines | None:
     """The corpus's CorpusLines when `table` has whole-line or edge phrases (InputError if the
     corpus lacks what they need), else None."""
     if not table.line_anchored.any():
@@ -232,7 +232,7 @@ def find_occurrences(corpus, table: PhraseTable) -> Occurrences:
     """Every full occurrence of every phrase of `table` in `corpus` (overlaps included); of a
     whole-line phrase, its whole-line occurrences."""
     return PhraseTables(table).occurrences(*_as_corpus_arrays(corpus),
-                                           line_starts=corpus_line_starts(corpus, table))
+                                           lines=line_structure(corpus, table))
 
 
 def phrases_from_texts(texts: Sequence[str], vocab: Sequence[str],
@@ -340,7 +340,7 @@ class Coverage:
                 "min_length used for mining")
         tokens, doc_offsets = _as_corpus_arrays(corpus)
         covered, by_phrase, occ = PhraseTables(table, int(min_length)).mined(
-            tokens, doc_offsets, corpus_line_starts(corpus, table))
+            tokens, doc_offsets, line_structure(corpus, table))
         return cls(covered, doc_offsets, kernels.count_per_document(covered, doc_offsets), table,
                    by_phrase, occ, int(min_length), sigma, "mined", min_line_length,
                    min_edge_length)

@@ -188,13 +188,8 @@ class BloomSpan(Estimator):
         lines = mine_whole_lines(corpus.tokens, corpus.doc_offsets, corpus.line_starts,
                                  corpus.paragraph_starts, params.sigma,
                                  int(params.min_line_length or 1), params.min_length, corpus.vocab)
-        merged = PhraseTable.concatenate(table.with_whole_line(False), lines).sorted()
-        seconds = time.perf_counter() - started
-        stats.update(min_line_length=params.min_line_length, whole_line_phrases=len(lines),
-                     phrases=len(merged), whole_line_seconds=seconds)
-        if "seconds_total" in stats:
-            stats["seconds_total"] += seconds
-        return merged
+        stats.update(min_line_length=params.min_line_length, whole_line_phrases=len(lines))
+        return _merged(table.with_whole_line(False), lines, stats, "whole_line_seconds", started)
 
     @staticmethod
     def _with_edges(table: PhraseTable, corpus, params: PhraseParams, stats: dict) -> PhraseTable:
@@ -206,13 +201,8 @@ class BloomSpan(Estimator):
                                   corpus.paragraph_starts, corpus.sentence_starts, params.sigma,
                                   int(params.min_edge_length or 1), params.min_length,
                                   corpus.vocab)
-        merged = PhraseTable.concatenate(table.with_edge(0), edges).sorted()
-        seconds = time.perf_counter() - started
-        stats.update(min_edge_length=params.min_edge_length, edge_phrases=len(edges),
-                     phrases=len(merged), edge_seconds=seconds)
-        if "seconds_total" in stats:
-            stats["seconds_total"] += seconds
-        return merged
+        stats.update(min_edge_length=params.min_edge_length, edge_phrases=len(edges))
+        return _merged(table.with_edge(0), edges, stats, "edge_seconds", started)
 
     # -- the phrases applied to documents (coverage.apply) ----------------------------------------
     def coverage(self, X: DocumentsLike, text_col: str | None = None, id_col: str | None = None
@@ -335,3 +325,15 @@ class BloomSpan(Estimator):
         return documents(X, text_col=text_col or str(getattr(self, "text_col_", "text")),
                          id_col=id_col or str(getattr(self, "id_col_", "id")),
                          where=f"BloomSpan.{method}")
+
+
+def _merged(table: PhraseTable, extra: PhraseTable, stats: dict, timer: str,
+            started: float) -> PhraseTable:
+    """`table` and `extra` in one table, canonical order; the time since `started` is counted
+    under `timer` and in the total."""
+    merged = PhraseTable.concatenate(table, extra).sorted()
+    seconds = time.perf_counter() - started
+    stats.update(phrases=len(merged), **{timer: seconds})
+    if "seconds_total" in stats:
+        stats["seconds_total"] += seconds
+    return merged
