@@ -80,8 +80,9 @@ def add_mining_arguments(parser: argparse.ArgumentParser) -> None:
     default = parser.get_default("edge_default") or 0
     parser.add_argument("--min-edge-length", type=int, default=None, metavar="N",
                         help="also find edge phrases: N to --min-length - 1 tokens glued at a "
-                        "sentence break (. ! ? : then a space) to the start or the end of a "
-                        "paragraph in at least SIGMA documents, handled only there; 0 for none "
+                        "sentence break (. ! ? : then whitespace, or a CJK full stop) to the "
+                        "start or end of a paragraph in at least SIGMA documents, handled only "
+                        "there; 0 for none "
                         + (f"(default {default})" if default else "(the default)"))
 
 
