@@ -30,6 +30,7 @@ from corpus_miner.cli.dedup_common import (  # noqa: F401 - also used by prewarm
     _with_results,
     growth_note,
     save_built_index,
+    write_flagged,
 )
 from corpus_miner.cli.engine import add_engine_arguments, on_spark
 from corpus_miner.cli.outputs import Output
@@ -278,8 +279,6 @@ def _spark_matches(indexes: list, ordered):
 @engine.ending_the_jvm
 def _run_on_spark(args: argparse.Namespace) -> int:
     from corpus_miner.dedup.result import DedupResult
-    from corpus_miner.io import ReadStats, write_records
-    from corpus_miner.io.digest import checked_reread
     from corpus_miner.spark import SparkLSHBloom, documents
 
     started = time.perf_counter()
@@ -310,17 +309,7 @@ def _run_on_spark(args: argparse.Namespace) -> int:
     if matches is not None:
         answer = index_actions.with_matches(answer, *matches)
         is_duplicate = answer.is_duplicate
-    stats = ReadStats()
-
-    def tables():
-        start = 0
-        for batch in checked_reread(_read(args, stats, "writing"), texts_read, "dedup"):
-            part = answer.part(start, start + len(batch))
-            start += len(batch)
-            yield _selection(batch, part, args.annotate)
-
-    written = write_records(tables(), args.output,
-                            shards=shard_plan(args, total_rows=len(is_duplicate)))
+    written = write_flagged(args, answer, texts_read, "dedup", total_rows=len(is_duplicate))
     if args.save_index:
         model.save(args.save_index)
     print(f"dedup: {int(is_duplicate.sum()):,} of {len(is_duplicate):,} documents are "

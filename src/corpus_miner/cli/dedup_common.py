@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the others are imported by the commands that run: --help ne
     from corpus_miner.io.digest import TextsDigest
     from corpus_miner.io.readers import DocumentBatch, LineBatch
     from corpus_miner.io.writers import Selection
+    from corpus_miner.ray.lshbloom import RayLSHBloom
 
 
 def _model(args: argparse.Namespace) -> LSHBloom:
@@ -76,6 +77,45 @@ def _selection(batch: DocumentBatch | LineBatch, result: DedupResult,
     # lshbloom names no match: a duplicate_of of an earlier minhash_lsh run would contradict
     # the new is_duplicate, so it goes
     return Selection(batch, added=added, dropped=("duplicate_of",))
+
+
+def write_flagged(args: argparse.Namespace, answer: DedupResult, texts_read, command: str,
+                  total_rows: int | None = None) -> int:
+    """Read the inputs again, checked against the digest of the first read (`texts_read`), and
+    write them with `answer`'s flags (or the unique ones) to args.output: the end of `dedup`
+    and `index add|query` on the cluster engines, whose first read happened on the workers.
+    The records written."""
+    from corpus_miner.cli.common import shard_plan
+    from corpus_miner.io import ReadStats, write_records
+    from corpus_miner.io.digest import checked_reread
+
+    def tables():
+        start = 0
+        for batch in checked_reread(_read(args, ReadStats(), "writing"), texts_read, command):
+            part = answer.part(start, start + len(batch))
+            start += len(batch)
+            yield _selection(batch, part, args.annotate)
+
+    return write_records(tables(), args.output, shards=shard_plan(args, total_rows=total_rows))
+
+
+def save_added_snapshot(args: argparse.Namespace, model: LSHBloom | RayLSHBloom, inputs: list[dict],
+                        answer: DedupResult, written: int, started: float, engine: str) -> int:
+    """The end of `index add` on a cluster engine: the snapshot recorded, the index saved to
+    args.index_dir, the summary line."""
+    import time
+
+    from corpus_miner.cli.common import print_summary
+    from corpus_miner.dedup.incremental import snapshot_record
+
+    duplicates = int(answer.is_duplicate.sum())
+    added = len(answer) - duplicates if args.add_what == "unique" else len(answer)
+    model.snapshots_.append(snapshot_record(inputs, len(answer), duplicates, added))
+    model.save(args.index_dir)
+    print_summary("index add", documents=len(answer), duplicates=duplicates, written=written,
+                  indexed=model.n_documents_, snapshots=len(model.snapshots_), engine=engine,
+                  seconds=round(time.perf_counter() - started, 3))
+    return 0
 
 
 def _sized_by_input(args: argparse.Namespace, model: LSHBloom, stats: ReadStats, decide=None,

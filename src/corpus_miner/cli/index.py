@@ -191,12 +191,9 @@ def _add_on_spark(args: argparse.Namespace) -> int:
 def _spark_add(args: argparse.Namespace, model: LSHBloom, existing: bool,
                inputs: list[dict]) -> int:
     from corpus_miner.cli import engine
-    from corpus_miner.cli.common import note_read_stats, shard_plan
-    from corpus_miner.cli.dedup_common import _read, _selection
-    from corpus_miner.dedup.incremental import snapshot_record
+    from corpus_miner.cli.common import note_read_stats
+    from corpus_miner.cli.dedup_common import save_added_snapshot, write_flagged
     from corpus_miner.dedup.result import DedupResult
-    from corpus_miner.io import ReadStats, write_records
-    from corpus_miner.io.digest import checked_reread
     from corpus_miner.spark import SparkLSHBloom, documents
 
     started = time.perf_counter()
@@ -220,25 +217,8 @@ def _spark_add(args: argparse.Namespace, model: LSHBloom, existing: bool,
     is_duplicate = flags.column("is_duplicate").to_numpy(zero_copy_only=False)
     duplicate_of = flags.column("duplicate_of").to_pylist() if len(columns) > 1 else None
     answer = DedupResult(is_duplicate, duplicate_of_id=duplicate_of)
-    duplicates = int(is_duplicate.sum())
-
-    def tables():
-        start = 0
-        for batch in checked_reread(_read(args, ReadStats(), "writing"), texts_read,
-                                    "index add"):
-            part = answer.part(start, start + len(batch))
-            start += len(batch)
-            yield _selection(batch, part, args.annotate)
-
-    written = write_records(tables(), args.output,
-                            shards=shard_plan(args, total_rows=len(is_duplicate)))
-    added = len(answer) - duplicates if args.add_what == "unique" else len(answer)
-    on_spark.snapshots_.append(snapshot_record(inputs, len(answer), duplicates, added))
-    on_spark.save(args.index_dir)
-    print_summary("index add", documents=len(answer), duplicates=duplicates, written=written,
-                  indexed=on_spark.n_documents_, snapshots=len(on_spark.snapshots_),
-                  engine="spark", seconds=round(time.perf_counter() - started, 3))
-    return 0
+    written = write_flagged(args, answer, texts_read, "index add", total_rows=len(answer))
+    return save_added_snapshot(args, on_spark, inputs, answer, written, started, "spark")
 
 
 def run_index_merge(args: argparse.Namespace) -> int:

@@ -118,10 +118,7 @@ def run_dedup(args: argparse.Namespace) -> int:
     import sys
     import time
 
-    from corpus_miner.cli.common import shard_plan
-    from corpus_miner.cli.dedup_common import _model, _read, _selection, growth_note
-    from corpus_miner.io import ReadStats, write_records
-    from corpus_miner.io.digest import checked_reread
+    from corpus_miner.cli.dedup_common import _model, growth_note, write_flagged
     from corpus_miner.io.storage import current_storage_options
 
     started = time.perf_counter()
@@ -160,16 +157,7 @@ def run_dedup(args: argparse.Namespace) -> int:
 
         answer = with_matches(answer, *matches)
     n_documents = len(answer)
-
-    def tables():
-        start = 0
-        for batch in checked_reread(_read(args, ReadStats(), "writing"), texts_read, "dedup"):
-            part = answer.part(start, start + len(batch))
-            start += len(batch)
-            yield _selection(batch, part, args.annotate)
-
-    written = write_records(tables(), args.output,
-                            shards=shard_plan(args, total_rows=n_documents))
+    written = write_flagged(args, answer, texts_read, "dedup", total_rows=n_documents)
     if args.save_index:
         model.save(args.save_index)
     growth_note("dedup", model, args.expected_items)
@@ -217,11 +205,10 @@ def run_index_query(args: argparse.Namespace) -> int:
     once), the records written from a checked second read of the inputs on the driver."""
     import time
 
-    from corpus_miner.cli.common import note_read_stats, print_summary, shard_plan
-    from corpus_miner.cli.dedup_common import _read, _selection, load_index
+    from corpus_miner.cli.common import note_read_stats, print_summary
+    from corpus_miner.cli.dedup_common import load_index, write_flagged
     from corpus_miner.dedup.result import DedupResult
-    from corpus_miner.io import ReadStats, write_records
-    from corpus_miner.io.digest import OrderedDigest, checked_reread
+    from corpus_miner.io.digest import OrderedDigest
     from corpus_miner.io.storage import current_storage_options
 
     if args.shards is not None:
@@ -243,16 +230,7 @@ def run_index_query(args: argparse.Namespace) -> int:
         for documents, value in ray_get(digests):
             texts_read.combine(value, documents)
     note_read_stats(args, read.stats)
-
-    def tables():
-        start = 0
-        for batch in checked_reread(_read(args, ReadStats(), "writing"), texts_read.state(),
-                                    "index query"):
-            part = answer.part(start, start + len(batch))
-            start += len(batch)
-            yield _selection(batch, part, args.annotate)
-
-    written = write_records(tables(), args.output, shards=shard_plan(args))
+    written = write_flagged(args, answer, texts_read.state(), "index query")
     print_summary("index query", documents=len(answer), duplicates=int(answer.is_duplicate.sum()),
                   written=written, indexed=model.n_documents_, mode=model.params_.mode,
                   engine="ray", seconds=round(time.perf_counter() - started, 3))
@@ -268,20 +246,18 @@ def run_index_add(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from corpus_miner.cli.common import note_read_stats, print_summary, shard_plan
+    from corpus_miner.cli.common import note_read_stats
     from corpus_miner.cli.dedup_common import (
         _check_parameters,
         _index_exists,
         _model,
-        _read,
-        _selection,
         load_index,
+        save_added_snapshot,
+        write_flagged,
     )
-    from corpus_miner.dedup.incremental import refuse_absorbed, snapshot_record
+    from corpus_miner.dedup.incremental import refuse_absorbed
     from corpus_miner.dedup.result import DedupResult
     from corpus_miner.errors import InputError
-    from corpus_miner.io import ReadStats, write_records
-    from corpus_miner.io.digest import checked_reread
     from corpus_miner.io.locations import display, is_remote
     from corpus_miner.io.storage import current_storage_options
 
@@ -325,25 +301,8 @@ def run_index_add(args: argparse.Namespace) -> int:
     note_read_stats(args, read.stats)
     named: list | None = [] if on_ray.mode_ == "minhash_lsh" else None
     answer = DedupResult.concat(found or [DedupResult(np.zeros(0, bool), duplicate_of_id=named)])
-    duplicates = int(answer.is_duplicate.sum())
-
-    def tables():
-        start = 0
-        for batch in checked_reread(_read(args, ReadStats(), "writing"), texts_read,
-                                    "index add"):
-            part = answer.part(start, start + len(batch))
-            start += len(batch)
-            yield _selection(batch, part, args.annotate)
-
-    written = write_records(tables(), args.output,
-                            shards=shard_plan(args, total_rows=len(answer)))
-    added = len(answer) - duplicates if args.add_what == "unique" else len(answer)
-    on_ray.snapshots_.append(snapshot_record(inputs, len(answer), duplicates, added))
-    on_ray.save(args.index_dir)
-    print_summary("index add", documents=len(answer), duplicates=duplicates, written=written,
-                  indexed=on_ray.n_documents_, snapshots=len(on_ray.snapshots_),
-                  engine="ray", seconds=round(time.perf_counter() - started, 3))
-    return 0
+    written = write_flagged(args, answer, texts_read, "index add", total_rows=len(answer))
+    return save_added_snapshot(args, on_ray, inputs, answer, written, started, "ray")
 
 
 def add_ray_arguments(parser: argparse.ArgumentParser) -> None:
