@@ -1,15 +1,20 @@
-"""`corpus-miner dedup --annotate` on the local engine and on Spark masters, same input, same
-machine: time, CPU, peak memory, "beyond start-up", and whether the records are the local
+"""`corpus-miner dedup --annotate` on the local engine, on Spark masters and on Ray, same input,
+same machine: time, CPU, peak memory, "beyond start-up", and whether the records are the local
 engine's byte for byte.
 
     python benchmarks/bench_dedup_engines.py [--corpus openjdk-17-doc | --data PATH]
-        [--masters local[2],spark://127.0.0.1:7077] [--repeat 1]
+        [--engines local,spark,ray] [--masters local[2],spark://127.0.0.1:7077] [--repeat 1]
+        [--format jsonl|parquet] [--output CSV]
 
-Each (engine, master) runs twice per round, each run a fresh `corpus-miner dedup` process: on
-a one-document file cut from the input (start-up: interpreter, imports, for Spark the driver
-JVM, the executors and their first Python workers) and on the whole input. "beyond start-up" is
-the difference, and `ratio_beyond` divides it by the local engine's own (the target of issue
-27: at most 3). Rounds go engine after engine (round robin), and the medians are reported.
+After one untimed warm-up run of each engine on the one-document file, each engine (every
+Spark master of --masters for `spark`; `ray`: a local Ray cluster started by the command with
+the machine's cores) runs twice per round, each run a fresh `corpus-miner
+dedup` process: on a one-document file cut from the input (start-up: interpreter, imports, for
+Spark the driver JVM, the executors and their first Python workers, for Ray the cluster's
+daemons and its first workers) and on the whole input. "beyond start-up" is the difference, in
+wall seconds and in CPU seconds, and `ratio_beyond` / `cpu_ratio_beyond` divide it by the local
+engine's own (the target of issue 27: at most 3). Rounds go engine after engine (round robin),
+and the medians are reported. On a shared machine the CPU figures are the ones to compare.
 
 A standalone master is not started here; start one with pyspark's jars, e.g. a master and two
 1-core workers on 127.0.0.1:
@@ -22,14 +27,20 @@ A standalone master is not started here; start one with pyspark's jars, e.g. a m
 
 CPU seconds are those of the command's process tree (bench_engines.TreeSampler): with a
 standalone master the executors are the workers' children, not the command's, so only the
-driver's CPU is counted there (`cpu_seconds` says "driver" then). Writes
-benchmarks/results/bench_dedup_engines.csv with the columns of COLUMNS.
+driver's CPU is counted there (`cpu_counted` says "driver" then). `identical` compares the
+sha256 of each engine's output with the local engine's (outputs are hashed and removed as
+they are written, so a large input needs room for two outputs only). --format parquet writes
+Parquet instead of JSONL (less to write for a large input; the same writer on every engine).
+Spark's driver JVM gets --driver-memory (default 8g: bench_engines.spark_heap). Writes --output
+(default benchmarks/results/bench_dedup_engines.csv) with the columns of
+COLUMNS; load_* are the machine's 1-minute load average before, during and after the runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import os
 import statistics
@@ -41,15 +52,16 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_engines import TreeSampler  # noqa: E402
+from bench_engines import TreeSampler, spark_heap  # noqa: E402
 
 from csv_table import write_csv  # noqa: E402
 from data_paths import corpus_file  # noqa: E402
 
 RESULTS = HERE / "results"
 COLUMNS = ["input", "documents", "engine", "master", "seconds", "cpu_seconds", "cpu_counted",
-           "peak_rss_mb", "startup_seconds", "beyond_startup", "ratio_beyond", "load_during",
-           "runs", "identical"]
+           "peak_rss_mb", "startup_seconds", "beyond_startup", "ratio_beyond",
+           "startup_cpu_seconds", "cpu_beyond_startup", "cpu_ratio_beyond", "load_before",
+           "load_during", "load_after", "runs", "identical"]
 
 
 def one_document(data: Path, folder: Path) -> Path:
@@ -70,22 +82,41 @@ def one_document(data: Path, folder: Path) -> Path:
     return path
 
 
-def run_dedup(data: Path, out: Path, master: str | None) -> dict:
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 24):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def run_dedup(data: Path, out: Path, engine: str, master: str | None,
+              driver_memory: str = "8g") -> dict:
     argv = [sys.executable, "-m", "corpus_miner", "dedup", str(data), "-o", str(out),
             "--annotate"]
-    if master is not None:
-        argv += ["--engine", "spark", "--master", master]
+    env = dict(os.environ)
+    if engine == "spark":
+        argv += ["--engine", "spark", "--master", str(master)]
+        env.update(spark_heap(driver_memory))
+    elif engine == "ray":
+        argv += ["--engine", "ray"]
+    load_before = os.getloadavg()[0]
     started = time.perf_counter()
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True)
     sampler = TreeSampler(process.pid)
     _, err = process.communicate()
     seconds = time.perf_counter() - started
+    load_after = os.getloadavg()[0]
     sampler.stop()
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed:\n{err[-3000:]}")
+    digest = sha256(out)
+    out.unlink()
     return {"seconds": seconds, "cpu": sum(sampler.cpu.values()), "peak": sampler.peak,
-            "load": statistics.mean(sampler.loads) if sampler.loads else os.getloadavg()[0],
-            "note": err.strip().splitlines()[-1] if err.strip() else ""}
+            "load_before": load_before, "load_after": load_after,
+            "load": statistics.mean(sampler.loads) if sampler.loads else load_after,
+            "sha256": digest, "note": err.strip().splitlines()[-1] if err.strip() else ""}
 
 
 def main(argv=None) -> int:
@@ -95,46 +126,87 @@ def main(argv=None) -> int:
                         help="a corpus of benchmarks/data_paths.py (default: %(default)s)")
     source.add_argument("--data", type=Path, help="a JSONL(.gz) file, Parquet file or folder of "
                         "Parquet parts instead")
+    parser.add_argument("--engines", default="local,spark,ray",
+                        help="comma-separated, among local (always run first: the reference), "
+                        "spark and ray")
     parser.add_argument("--masters", default="local[2]",
-                        help="comma-separated Spark masters to run besides the local engine")
+                        help="comma-separated Spark masters, one run each with --engines spark")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--driver-memory", default="8g",
+                        help="the Spark driver JVM's heap (local mode: executors included)")
+    parser.add_argument("--format", choices=("jsonl", "parquet"), default="jsonl",
+                        help="the output's format (default: %(default)s)")
+    parser.add_argument("--output", type=Path, default=RESULTS / "bench_dedup_engines.csv")
     args = parser.parse_args(argv)
     data = args.data if args.data is not None else corpus_file(args.corpus)
-    engines: list[tuple[str, str | None]] = [("local", None)] + [
-        ("spark", master) for master in args.masters.split(",") if master]
+    chosen = set(args.engines.split(","))
+    engines: list[tuple[str, str | None]] = [("local", None)]
+    if "spark" in chosen:
+        engines += [("spark", master) for master in args.masters.split(",") if master]
+    if "ray" in chosen:
+        engines.append(("ray", None))
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         one = one_document(data, work)
         runs: dict[int, dict[str, list[dict]]] = {i: {"startup": [], "full": []}
                                                   for i in range(len(engines))}
+        # untimed: numba's kernel cache (a fresh checkout compiles every kernel on its first
+        # run) and Spark's class archive are not what the runs should measure
+        for i, (engine, master) in enumerate(engines):
+            run_dedup(one, work / f"warm-{i}.{args.format}", engine, master, args.driver_memory)
         for _ in range(args.repeat):
-            for i, (_, master) in enumerate(engines):
-                runs[i]["startup"].append(run_dedup(one, work / f"one-{i}.jsonl", master))
-                runs[i]["full"].append(run_dedup(data, work / f"out-{i}.jsonl", master))
-        local_bytes = (work / "out-0.jsonl").read_bytes()
-        documents = local_bytes.count(b"\n")
+            for i, (engine, master) in enumerate(engines):
+                for kind, path in (("startup", one), ("full", data)):
+                    run = run_dedup(path, work / f"{kind}-{i}.{args.format}", engine, master,
+                                    args.driver_memory)
+                    runs[i][kind].append(run)
+                    print(f"{engine} {master or ''} {kind}: {run['seconds']:.2f} s, "
+                          f"{run['cpu']:.2f} CPU s, load {run['load_before']:.2f} -> "
+                          f"{run['load_after']:.2f}", flush=True)
+        local_digest = runs[0]["full"][0]["sha256"]
+        documents = pq_or_jsonl_rows(data)
         rows = []
         for i, (engine, master) in enumerate(engines):
             full, startup = runs[i]["full"], runs[i]["startup"]
             seconds = statistics.median(r["seconds"] for r in full)
             start = statistics.median(r["seconds"] for r in startup)
+            cpu = statistics.median(r["cpu"] for r in full)
+            start_cpu = statistics.median(r["cpu"] for r in startup)
             rows.append({
                 "input": data.name, "documents": documents, "engine": engine,
                 "master": master or "", "seconds": round(seconds, 2),
-                "cpu_seconds": round(statistics.median(r["cpu"] for r in full), 2),
+                "cpu_seconds": round(cpu, 2),
                 "cpu_counted": "driver" if master and master.startswith("spark://")
                 else "all",
                 "peak_rss_mb": round(statistics.median(r["peak"] for r in full) / 2**20, 1),
                 "startup_seconds": round(start, 2), "beyond_startup": round(seconds - start, 2),
+                "startup_cpu_seconds": round(start_cpu, 2),
+                "cpu_beyond_startup": round(cpu - start_cpu, 2),
+                "load_before": round(statistics.mean(r["load_before"] for r in full), 2),
                 "load_during": round(statistics.mean(r["load"] for r in full), 2),
+                "load_after": round(statistics.mean(r["load_after"] for r in full), 2),
                 "runs": len(full),
-                "identical": (work / f"out-{i}.jsonl").read_bytes() == local_bytes})
+                "identical": all(r["sha256"] == local_digest for r in full)})
         for row in rows:
             row["ratio_beyond"] = round(row["beyond_startup"] / rows[0]["beyond_startup"], 2)
+            row["cpu_ratio_beyond"] = round(row["cpu_beyond_startup"]
+                                            / rows[0]["cpu_beyond_startup"], 2)
             print(", ".join(f"{k} {row[k]}" for k in COLUMNS), flush=True)
         print(f"last run: {runs[len(engines) - 1]['full'][-1]['note']}")
-    write_csv(RESULTS / "bench_dedup_engines.csv", rows, COLUMNS)
+    write_csv(args.output, rows, COLUMNS)
     return 0
+
+
+def pq_or_jsonl_rows(data: Path) -> int:
+    """The number of records of the input (a Parquet file or folder of parts, or JSONL(.gz))."""
+    if data.is_dir() or data.name.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        parts = sorted(data.rglob("*.parquet")) if data.is_dir() else [data]
+        return sum(pq.ParquetFile(part).metadata.num_rows for part in parts)
+    opener = gzip.open if data.name.endswith(".gz") else open
+    with opener(data, "rb") as handle:
+        return sum(1 for line in handle if line.strip())
 
 
 if __name__ == "__main__":
